@@ -1,0 +1,974 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sch_carousel.c	Carousel: one timing wheel shapes every flow and class.
+ *
+ * Meaning of the word: the packets ride a wheel of time slots, and whatever
+ * slot has come round leaves.  The design follows "Carousel: Scalable
+ * Traffic Shaping at End Hosts" (Saeed et al., SIGCOMM 2017).
+ *
+ * Instead of a queue per rate (HTB) or an rb-tree per flow (fq), every
+ * packet gets a departure time and goes into one hierarchical timing wheel
+ * (see sch_carousel.h) at the slot for that time.
+ *
+ * enqueue():
+ *   - classify: skb->priority naming one of our classes, else the filters,
+ *     else the default class, else none;
+ *   - departure = max(skb->tstamp, class timestamp), where skb->tstamp is the
+ *     EDT time set by TCP pacing, SO_TXTIME or BPF (0 = now), and the class
+ *     timestamp follows a GCRA: start = max(next, now),
+ *     departure >= start - burst/rate, next = start + len/rate.  With a
+ *     qdisc rate (the device ceiling) and active classes whose rates add up
+ *     to more than it, len/rate is stretched by (sum of active rates /
+ *     ceiling), so each class gets a share proportional to its rate;
+ *   - beyond the horizon: drop or cap; limit and flow_limit: drop;
+ *   - insert in the wheel: O(1).
+ *
+ * dequeue():
+ *   - take the earliest slot from the wheel (bitmap scans, O(1)); its head
+ *     leaves if its time has come, else the qdisc watchdog is armed for it.
+ *     No periodic timer: idle or not, the only wake-up is the next departure.
+ *
+ * Packets keep their socket charge until dequeued, so TCP Small Queues and
+ * the socket send buffer hold senders back (Carousel's deferred completion).
+ * TCP sockets are switched to SK_PACING_FQ so that TCP leaves its pacing to
+ * the timestamps we honour.
+ *
+ * Locking: everything runs under the qdisc root lock, as for any qdisc;
+ * class and parameter changes take sch_tree_lock().  Classes live in an
+ * xarray keyed by minor: O(1) lookup, read locklessly under the root lock.
+ */
+
+#include <linux/module.h>
+#include <linux/types.h>
+#include <linux/kernel.h>
+#include <linux/jiffies.h>
+#include <linux/string.h>
+#include <linux/errno.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/hash.h>
+#include <linux/math64.h>
+#include <linux/xarray.h>
+#include <linux/bitops.h>
+#include <net/netlink.h>
+#include <net/pkt_sched.h>
+#include <net/pkt_cls.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+
+#include "sch_carousel.h"
+
+#define CAROUSEL_FLOW_BITS	12
+#define CAROUSEL_FLOWS		(1U << CAROUSEL_FLOW_BITS)
+
+#define CAROUSEL_RATE_MAX	(1ULL << 40)		/* bytes/s: 8.8 Tbit */
+#define CAROUSEL_GRAN_MAX	NSEC_PER_SEC
+#define CAROUSEL_SLACK_MAX	NSEC_PER_SEC
+#define CAROUSEL_LIMIT_MAX	(1U << 24)
+
+struct carousel_class {
+	u64		rate;		/* bytes/s */
+	u64		time_next;	/* ns: start of the class's next packet */
+	u64		bytes;		/* sent */
+	u64		packets;	/* sent, in segments */
+	u32		classid;
+	u32		burst;		/* bytes */
+	u32		qlen;		/* packets in the wheel */
+	u32		backlog;	/* bytes in the wheel */
+	u32		drops;
+	u32		filter_cnt;	/* filters bound to this class */
+	u8		dead;		/* deleted, freed when qlen drops to 0 */
+};
+
+struct carousel_sched_data {
+/* Read mostly: */
+	struct carousel_wheel	*wheel;
+	u16			*flow_cnt;	/* packets per flow bucket */
+	struct xarray		classes;	/* minor -> class */
+	struct tcf_proto __rcu	*filter_list;
+	struct tcf_block	*block;
+	u64			rate;		/* ceiling, bytes/s, 0 = none */
+	u64			horizon;	/* ns */
+	u32			default_minor;
+	u32			flow_limit;
+	u32			timer_slack;	/* ns */
+	u8			horizon_drop;
+
+/* Read/write: */
+	u64			active_rate;	/* sum of rates of backlogged classes */
+	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
+	u32			nr_classes;
+	struct qdisc_watchdog	watchdog;
+
+/* Statistics, under the root lock: */
+	u64			stat_horizon_drops;
+	u64			stat_horizon_caps;
+	u64			stat_limit_drops;
+	u64			stat_flow_limit_drops;
+	u64			stat_filter_drops;
+	u64			stat_unclassified;
+	u64			stat_timer_arms;
+	u64			stat_timer_fires;
+	u64			stat_timer_latency;
+	u64			stat_timer_latency_max;
+};
+
+static struct carousel_class *carousel_lookup(struct Qdisc *sch, u32 classid)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+
+	if (TC_H_MAJ(classid) != sch->handle || !TC_H_MIN(classid))
+		return NULL;
+	return xa_load(&q->classes, TC_H_MIN(classid));
+}
+
+/*
+ * HTB's order: skb->priority if it names one of our classes, then the
+ * filters, then the default class.  Returns false if a filter action took
+ * the packet (*qerr says how); *clp is NULL for an unclassified packet.
+ */
+static bool carousel_classify(struct sk_buff *skb, struct Qdisc *sch,
+			      struct carousel_class **clp, int *qerr)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_class *cl;
+	struct tcf_result res;
+	struct tcf_proto *fl;
+	int result;
+
+	*qerr = NET_XMIT_SUCCESS | __NET_XMIT_BYPASS;
+	cl = carousel_lookup(sch, skb->priority);
+	if (cl)
+		goto out;
+
+	fl = rcu_dereference_bh(q->filter_list);
+	if (fl) {
+		result = tcf_classify(skb, NULL, fl, &res, false);
+		if (result >= 0) {
+#ifdef CONFIG_NET_CLS_ACT
+			switch (result) {
+			case TC_ACT_QUEUED:
+			case TC_ACT_STOLEN:
+			case TC_ACT_TRAP:
+				*qerr = NET_XMIT_SUCCESS | __NET_XMIT_STOLEN;
+				fallthrough;
+			case TC_ACT_SHOT:
+				return false;
+			}
+#endif
+			cl = (struct carousel_class *)res.class;
+			if (!cl)
+				cl = carousel_lookup(sch, res.classid);
+			if (cl)
+				goto out;
+		}
+	}
+
+	cl = q->default_minor ? xa_load(&q->classes, q->default_minor) : NULL;
+out:
+	*clp = cl;
+	return true;
+}
+
+static u16 carousel_flow(const struct sk_buff *skb)
+{
+	if (skb->sk)
+		return hash_ptr(skb->sk, CAROUSEL_FLOW_BITS);
+	return hash_32(skb_get_hash((struct sk_buff *)skb), CAROUSEL_FLOW_BITS);
+}
+
+/* Transmission time of len bytes at the class's share of the ceiling. */
+static u64 carousel_tx_ns(const struct carousel_sched_data *q,
+			  const struct carousel_class *cl, u32 len)
+{
+	u64 ns = div64_u64((u64)len * NSEC_PER_SEC, cl->rate);
+	u64 active = q->active_rate + (cl->qlen ? 0 : cl->rate);
+
+	if (q->rate && active > q->rate)
+		ns = mul_u64_u64_div_u64(ns, active, q->rate);
+	return ns;
+}
+
+static u64 carousel_effective_rate(const struct carousel_sched_data *q,
+				   const struct carousel_class *cl)
+{
+	u64 active = q->active_rate + (cl->qlen ? 0 : cl->rate);
+
+	if (q->rate && active > q->rate)
+		return mul_u64_u64_div_u64(cl->rate, q->rate, active);
+	return cl->rate;
+}
+
+static void carousel_set_pacing(struct sk_buff *skb)
+{
+	struct sock *sk = skb->sk;
+
+	if (sk && sk_fullsock(sk) &&
+	    READ_ONCE(sk->sk_pacing_status) != SK_PACING_FQ)
+		smp_store_release(&sk->sk_pacing_status, SK_PACING_FQ);
+}
+
+static int carousel_drop(struct sk_buff *skb, struct Qdisc *sch,
+			 struct carousel_class *cl, u64 *stat,
+			 struct sk_buff **to_free)
+{
+	(*stat)++;
+	if (cl)
+		cl->drops++;
+	return qdisc_drop(skb, sch, to_free);
+}
+
+static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
+			    struct sk_buff **to_free)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	u32 len = qdisc_pkt_len(skb);
+	struct carousel_class *cl;
+	u64 now, depart, start = 0;
+	u16 flow;
+	int ret;
+
+	if (unlikely(sch->q.qlen >= sch->limit)) {
+		q->stat_limit_drops++;
+		return qdisc_drop(skb, sch, to_free);
+	}
+
+	if (!carousel_classify(skb, sch, &cl, &ret)) {
+		if (ret & __NET_XMIT_BYPASS) {
+			qdisc_qstats_drop(sch);
+			q->stat_filter_drops++;
+		}
+		__qdisc_drop(skb, to_free);
+		return ret;
+	}
+
+	flow = carousel_flow(skb);
+	if (unlikely(q->flow_cnt[flow] >= q->flow_limit))
+		return carousel_drop(skb, sch, cl, &q->stat_flow_limit_drops,
+				     to_free);
+
+	now = ktime_get_ns();
+	depart = skb->tstamp;
+	if (cl) {
+		u64 credit = 0;
+
+		start = max(cl->time_next, now);
+		if (cl->burst)
+			credit = div64_u64((u64)cl->burst * NSEC_PER_SEC,
+					   cl->rate);
+		if (start > credit && start - credit > depart)
+			depart = start - credit;
+	}
+
+	if (unlikely(depart > now + q->horizon)) {
+		if (q->horizon_drop)
+			return carousel_drop(skb, sch, cl,
+					     &q->stat_horizon_drops, to_free);
+		q->stat_horizon_caps++;
+		depart = now + q->horizon;
+	}
+
+	cb->time_to_send = depart;
+	cb->cl = cl;
+	cb->flow = flow;
+	carousel_wheel_sync(q->wheel, now);
+	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart)))
+		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
+				     to_free);
+
+	if (cl) {
+		cl->time_next = start + carousel_tx_ns(q, cl, len);
+		if (!cl->qlen++)
+			q->active_rate += cl->rate;
+		cl->backlog += len;
+	} else {
+		q->stat_unclassified++;
+	}
+	q->flow_cnt[flow]++;
+	sch->q.qlen++;
+	qdisc_qstats_backlog_inc(sch, skb);
+	carousel_set_pacing(skb);
+	return NET_XMIT_SUCCESS;
+}
+
+/* A packet leaves the wheel, sent or dropped: undo its accounting. */
+static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	struct carousel_class *cl = cb->cl;
+
+	sch->q.qlen--;
+	qdisc_qstats_backlog_dec(sch, skb);
+	q->flow_cnt[cb->flow]--;
+	if (!cl)
+		return;
+
+	cl->backlog -= qdisc_pkt_len(skb);
+	if (sent) {
+		cl->bytes += qdisc_pkt_len(skb);
+		cl->packets += skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+	} else {
+		cl->drops++;
+	}
+	if (--cl->qlen)
+		return;
+	if (cl->dead)
+		kfree(cl);
+	else
+		q->active_rate -= cl->rate;
+}
+
+static void carousel_arm(struct carousel_sched_data *q, u64 expiry)
+{
+	if (q->timer_expiry != expiry) {
+		q->timer_expiry = expiry;
+		q->stat_timer_arms++;
+	}
+	qdisc_watchdog_schedule_range_ns(&q->watchdog, expiry, q->timer_slack);
+}
+
+static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_wheel *w = q->wheel;
+	struct carousel_slot *slot;
+	struct sk_buff *skb;
+	u64 now, wake;
+
+	if (!sch->q.qlen)
+		return NULL;
+
+	now = ktime_get_ns();
+	if (q->timer_expiry && now >= q->timer_expiry) {
+		u64 late = now - q->timer_expiry;
+
+		q->stat_timer_fires++;
+		q->stat_timer_latency += late;
+		if (late > q->stat_timer_latency_max)
+			q->stat_timer_latency_max = late;
+		q->timer_expiry = 0;
+	}
+
+	slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
+	if (slot) {
+		skb = slot->head;
+		if (carousel_skb_time(skb) <= now) {
+			carousel_wheel_pop(w, slot);
+			carousel_unlink(sch, skb, true);
+			qdisc_bstats_update(sch, skb);
+			return skb;
+		}
+		wake = carousel_skb_time(skb);
+	} else {
+		wake *= w->gran;
+	}
+
+	sch->qstats.overlimits++;
+	carousel_arm(q, wake);
+	return NULL;
+}
+
+/* Drop the earliest packets until at most `keep' are left. */
+static void carousel_trim(struct Qdisc *sch, u32 keep, u64 *stat)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	unsigned int bytes = 0, pkts = 0;
+	struct sk_buff *skb;
+
+	while (sch->q.qlen > keep) {
+		skb = carousel_wheel_pop_first(q->wheel);
+		if (WARN_ON_ONCE(!skb))
+			break;
+		bytes += qdisc_pkt_len(skb);
+		pkts++;
+		carousel_unlink(sch, skb, false);
+		qdisc_qstats_drop(sch);
+		(*stat)++;
+		rtnl_kfree_skbs(skb, skb);
+	}
+	qdisc_tree_reduce_backlog(sch, pkts, bytes);
+}
+
+static void carousel_reset(struct Qdisc *sch)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_class *cl;
+	struct sk_buff *skb;
+	unsigned long minor;
+
+	if (!q->wheel)
+		return;
+	while ((skb = carousel_wheel_pop_first(q->wheel))) {
+		carousel_unlink(sch, skb, false);
+		rtnl_kfree_skbs(skb, skb);
+	}
+	xa_for_each(&q->classes, minor, cl)
+		cl->time_next = 0;
+	q->timer_expiry = 0;
+	qdisc_watchdog_cancel(&q->watchdog);
+}
+
+static const struct nla_policy carousel_policy[TCA_CAROUSEL_MAX + 1] = {
+	[TCA_CAROUSEL_RATE]		= { .type = NLA_U64 },
+	[TCA_CAROUSEL_DEFAULT]		= { .type = NLA_U32 },
+	[TCA_CAROUSEL_GRANULARITY]	= { .type = NLA_U32 },
+	[TCA_CAROUSEL_HORIZON]		= { .type = NLA_U32 },
+	[TCA_CAROUSEL_HORIZON_DROP]	= { .type = NLA_U8 },
+	[TCA_CAROUSEL_LIMIT]		= { .type = NLA_U32 },
+	[TCA_CAROUSEL_FLOW_LIMIT]	= { .type = NLA_U32 },
+	[TCA_CAROUSEL_TIMER_SLACK]	= { .type = NLA_U32 },
+};
+
+/* The qdisc parameters, gathered and checked before any is applied. */
+struct carousel_params {
+	u64	rate;
+	u64	horizon;
+	u32	default_minor;
+	u32	granularity;
+	u32	limit;
+	u32	flow_limit;
+	u32	timer_slack;
+	u8	horizon_drop;
+};
+
+#define CAROUSEL_BAD(attr, msg) do {					\
+		NL_SET_ERR_MSG_ATTR(extack, attr, "carousel: " msg);	\
+		return -EINVAL;						\
+	} while (0)
+
+static int carousel_parse(struct nlattr **tb, struct carousel_params *p,
+			  struct netlink_ext_ack *extack)
+{
+	struct nlattr *a;
+
+	a = tb[TCA_CAROUSEL_RATE];
+	if (a) {
+		p->rate = nla_get_u64(a);
+		if (p->rate > CAROUSEL_RATE_MAX)
+			CAROUSEL_BAD(a, "rate must be at most 8.8Tbit (2^40 bytes/s), or 0 for no ceiling");
+	}
+	a = tb[TCA_CAROUSEL_DEFAULT];
+	if (a) {
+		p->default_minor = nla_get_u32(a);
+		if (p->default_minor > 0xffff)
+			CAROUSEL_BAD(a, "default must be a class minor between 1 and ffff, or 0 for none");
+	}
+	a = tb[TCA_CAROUSEL_GRANULARITY];
+	if (a) {
+		p->granularity = nla_get_u32(a);
+		if (!p->granularity || p->granularity > CAROUSEL_GRAN_MAX)
+			CAROUSEL_BAD(a, "granularity must be between 1ns and 1s");
+	}
+	a = tb[TCA_CAROUSEL_HORIZON];
+	if (a) {
+		if (!nla_get_u32(a))
+			CAROUSEL_BAD(a, "horizon must be at least 1us");
+		p->horizon = (u64)nla_get_u32(a) * NSEC_PER_USEC;
+	}
+	a = tb[TCA_CAROUSEL_HORIZON_DROP];
+	if (a) {
+		p->horizon_drop = nla_get_u8(a);
+		if (p->horizon_drop > 1)
+			CAROUSEL_BAD(a, "horizon_drop must be 0 (cap) or 1 (drop)");
+	}
+	a = tb[TCA_CAROUSEL_LIMIT];
+	if (a) {
+		p->limit = nla_get_u32(a);
+		if (!p->limit || p->limit > CAROUSEL_LIMIT_MAX)
+			CAROUSEL_BAD(a, "limit must be between 1 and 16777216 packets");
+	}
+	a = tb[TCA_CAROUSEL_FLOW_LIMIT];
+	if (a) {
+		p->flow_limit = nla_get_u32(a);
+		if (!p->flow_limit || p->flow_limit > U16_MAX)
+			CAROUSEL_BAD(a, "flow_limit must be between 1 and 65535 packets");
+	}
+	a = tb[TCA_CAROUSEL_TIMER_SLACK];
+	if (a) {
+		p->timer_slack = nla_get_u32(a);
+		if (p->timer_slack > CAROUSEL_SLACK_MAX)
+			CAROUSEL_BAD(a, "timer_slack must be at most 1s");
+	}
+
+	if (p->horizon < p->granularity) {
+		NL_SET_ERR_MSG_MOD(extack, "horizon must not be shorter than granularity");
+		return -EINVAL;
+	}
+	if (carousel_wheel_levels(p->granularity, p->horizon) >
+	    CAROUSEL_MAX_LEVELS) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "horizon/granularity needs more than 4 wheel levels (64KiB): raise granularity or lower horizon");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
+			   struct netlink_ext_ack *extack)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct nlattr *tb[TCA_CAROUSEL_MAX + 1] = { };
+	struct carousel_wheel *w = NULL, *old = NULL;
+	struct carousel_params p;
+	unsigned int bytes = 0, pkts = 0;
+	struct sk_buff *skb;
+	u32 levels;
+	int err;
+
+	if (opt) {
+		err = nla_parse_nested(tb, TCA_CAROUSEL_MAX, opt,
+				       carousel_policy, extack);
+		if (err < 0)
+			return err;
+	}
+
+	p.rate = q->rate;
+	p.horizon = q->horizon;
+	p.default_minor = q->default_minor;
+	p.granularity = q->wheel ? q->wheel->gran : NSEC_PER_USEC;
+	p.limit = sch->limit;
+	p.flow_limit = q->flow_limit;
+	p.timer_slack = q->timer_slack;
+	p.horizon_drop = q->horizon_drop;
+	err = carousel_parse(tb, &p, extack);
+	if (err)
+		return err;
+
+	levels = carousel_wheel_levels(p.granularity, p.horizon);
+	if (!q->wheel || q->wheel->gran != p.granularity ||
+	    q->wheel->levels != levels) {
+		w = kvzalloc(carousel_wheel_size(levels), GFP_KERNEL);
+		if (!w)
+			return -ENOMEM;
+		carousel_wheel_init(w, levels, p.granularity, ktime_get_ns());
+	}
+
+	sch_tree_lock(sch);
+	WRITE_ONCE(q->rate, p.rate);
+	WRITE_ONCE(q->horizon, p.horizon);
+	WRITE_ONCE(q->default_minor, p.default_minor);
+	WRITE_ONCE(sch->limit, p.limit);
+	WRITE_ONCE(q->flow_limit, p.flow_limit);
+	WRITE_ONCE(q->timer_slack, p.timer_slack);
+	WRITE_ONCE(q->horizon_drop, p.horizon_drop);
+
+	if (w) {
+		/* Move the packets over in time order, which keeps the order
+		 * of every flow.
+		 */
+		old = q->wheel;
+		q->wheel = w;
+		while (old && (skb = carousel_wheel_pop_first(old))) {
+			if (carousel_wheel_insert(w, skb, carousel_skb_time(skb)))
+				continue;
+			bytes += qdisc_pkt_len(skb);
+			pkts++;
+			carousel_unlink(sch, skb, false);
+			qdisc_qstats_drop(sch);
+			q->stat_horizon_drops++;
+			rtnl_kfree_skbs(skb, skb);
+		}
+		if (old)
+			w->cascades = old->cascades;
+		q->timer_expiry = 0;
+		qdisc_watchdog_cancel(&q->watchdog);
+	}
+	qdisc_tree_reduce_backlog(sch, pkts, bytes);
+	carousel_trim(sch, sch->limit, &q->stat_limit_drops);
+	sch_tree_unlock(sch);
+
+	kvfree(old);
+	return 0;
+}
+
+static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
+			 struct netlink_ext_ack *extack)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	int err;
+
+	qdisc_watchdog_init_clockid(&q->watchdog, sch, CLOCK_MONOTONIC);
+	xa_init(&q->classes);
+	sch->limit		= 10000;
+	q->flow_limit		= 100;
+	q->horizon		= 10ULL * NSEC_PER_SEC;
+	q->horizon_drop		= 1;
+	q->timer_slack		= 10 * NSEC_PER_USEC;
+
+	err = tcf_block_get(&q->block, &q->filter_list, sch, extack);
+	if (err)
+		return err;
+
+	q->flow_cnt = kvcalloc(CAROUSEL_FLOWS, sizeof(*q->flow_cnt),
+			       GFP_KERNEL);
+	if (!q->flow_cnt)
+		return -ENOMEM;
+
+	return carousel_change(sch, opt, extack);
+}
+
+static void carousel_destroy(struct Qdisc *sch)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_class *cl;
+	unsigned long minor;
+
+	tcf_block_put(q->block);
+	qdisc_watchdog_cancel(&q->watchdog);
+	carousel_reset(sch);
+	xa_for_each(&q->classes, minor, cl) {
+		xa_erase(&q->classes, minor);
+		kfree(cl);
+	}
+	xa_destroy(&q->classes);
+	kvfree(q->wheel);
+	kvfree(q->flow_cnt);
+}
+
+static int carousel_dump(struct Qdisc *sch, struct sk_buff *skb)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct nlattr *opts;
+
+	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
+	if (!opts)
+		goto nla_put_failure;
+
+	if (nla_put_u64_64bit(skb, TCA_CAROUSEL_RATE, READ_ONCE(q->rate),
+			      TCA_CAROUSEL_PAD) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_DEFAULT,
+			READ_ONCE(q->default_minor)) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_GRANULARITY, q->wheel->gran) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_HORIZON,
+			div_u64(READ_ONCE(q->horizon), NSEC_PER_USEC)) ||
+	    nla_put_u8(skb, TCA_CAROUSEL_HORIZON_DROP,
+		       READ_ONCE(q->horizon_drop)) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_LIMIT, READ_ONCE(sch->limit)) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_FLOW_LIMIT,
+			READ_ONCE(q->flow_limit)) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_TIMER_SLACK,
+			READ_ONCE(q->timer_slack)))
+		goto nla_put_failure;
+
+	return nla_nest_end(skb, opts);
+
+nla_put_failure:
+	return -1;
+}
+
+static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct tc_carousel_xstats st = { };
+	struct carousel_wheel *w;
+	u64 now = ktime_get_ns();
+	struct carousel_slot *s;
+	u64 wake, next;
+
+	sch_tree_lock(sch);
+	w = q->wheel;
+	st.wheel_packets	= w->count;
+	st.horizon_drops	= q->stat_horizon_drops;
+	st.horizon_caps		= q->stat_horizon_caps;
+	st.limit_drops		= q->stat_limit_drops;
+	st.flow_limit_drops	= q->stat_flow_limit_drops;
+	st.filter_drops		= q->stat_filter_drops;
+	st.unclassified		= q->stat_unclassified;
+	st.timer_arms		= q->stat_timer_arms;
+	st.timer_fires		= q->stat_timer_fires;
+	st.timer_latency_ns	= q->stat_timer_latency;
+	st.timer_latency_max_ns	= q->stat_timer_latency_max;
+	st.cascades		= w->cascades;
+	st.classes		= q->nr_classes;
+	st.wheel_bytes		= carousel_wheel_size(w->levels) +
+				  CAROUSEL_FLOWS * sizeof(*q->flow_cnt);
+	st.wheel_levels		= w->levels;
+
+	/* Peeking may cascade, which is what dequeue would do next anyway. */
+	s = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
+	next = s ? carousel_skb_time(s->head) :
+		   wake == ~0ULL ? ~0ULL : wake * w->gran;
+	st.next_departure_ns = next == ~0ULL ? ~0ULL :
+			       next > now ? next - now : 0;
+	sch_tree_unlock(sch);
+
+	return gnet_stats_copy_app(d, &st, sizeof(st));
+}
+
+/* Classes */
+
+static const struct nla_policy carousel_class_policy[TCA_CAROUSEL_CLASS_MAX + 1] = {
+	[TCA_CAROUSEL_CLASS_RATE]	= { .type = NLA_U64 },
+	[TCA_CAROUSEL_CLASS_BURST]	= { .type = NLA_U32 },
+};
+
+static unsigned long carousel_find(struct Qdisc *sch, u32 classid)
+{
+	return (unsigned long)carousel_lookup(sch, classid);
+}
+
+static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
+				 struct nlattr **tca, unsigned long *arg,
+				 struct netlink_ext_ack *extack)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_class *cl = (struct carousel_class *)*arg;
+	struct nlattr *tb[TCA_CAROUSEL_CLASS_MAX + 1];
+	struct nlattr *opt = tca[TCA_OPTIONS];
+	u64 rate = cl ? cl->rate : 0;
+	u32 burst = cl ? cl->burst : 0;
+	int err;
+
+	if (!opt) {
+		NL_SET_ERR_MSG_MOD(extack, "class options are missing: rate is required");
+		return -EINVAL;
+	}
+	err = nla_parse_nested(tb, TCA_CAROUSEL_CLASS_MAX, opt,
+			       carousel_class_policy, extack);
+	if (err < 0)
+		return err;
+
+	if (tb[TCA_CAROUSEL_CLASS_RATE]) {
+		rate = nla_get_u64(tb[TCA_CAROUSEL_CLASS_RATE]);
+		if (!rate || rate > CAROUSEL_RATE_MAX)
+			CAROUSEL_BAD(tb[TCA_CAROUSEL_CLASS_RATE],
+				     "class rate must be between 1 byte/s and 8.8Tbit (2^40 bytes/s)");
+	} else if (!cl) {
+		NL_SET_ERR_MSG_MOD(extack, "a new class needs a rate");
+		return -EINVAL;
+	}
+	if (tb[TCA_CAROUSEL_CLASS_BURST])
+		burst = nla_get_u32(tb[TCA_CAROUSEL_CLASS_BURST]);
+
+	if (cl) {
+		if (parentid && parentid != TC_H_ROOT &&
+		    parentid != sch->handle) {
+			NL_SET_ERR_MSG_MOD(extack, "a class cannot change its parent");
+			return -EINVAL;
+		}
+		sch_tree_lock(sch);
+		if (cl->qlen)
+			q->active_rate += rate - cl->rate;
+		cl->rate = rate;
+		cl->burst = burst;
+		sch_tree_unlock(sch);
+		return 0;
+	}
+
+	if (TC_H_MAJ(classid) != sch->handle || !TC_H_MIN(classid)) {
+		NL_SET_ERR_MSG_MOD(extack, "classid must be <qdisc handle>:<minor>, minor non-zero");
+		return -EINVAL;
+	}
+	if (parentid != TC_H_ROOT && parentid != sch->handle) {
+		NL_SET_ERR_MSG_MOD(extack, "parent must be the carousel qdisc: classes are not nested");
+		return -EINVAL;
+	}
+
+	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
+	if (!cl)
+		return -ENOMEM;
+	cl->classid = classid;
+	cl->rate = rate;
+	cl->burst = burst;
+
+	err = xa_insert(&q->classes, TC_H_MIN(classid), cl, GFP_KERNEL);
+	if (err) {
+		kfree(cl);
+		if (err == -EBUSY)
+			NL_SET_ERR_MSG_MOD(extack, "class already exists");
+		return err == -EBUSY ? -EEXIST : err;
+	}
+	sch_tree_lock(sch);
+	q->nr_classes++;
+	sch_tree_unlock(sch);
+
+	*arg = (unsigned long)cl;
+	return 0;
+}
+
+static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
+				 struct netlink_ext_ack *extack)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_class *cl = (struct carousel_class *)arg;
+	bool busy;
+
+	if (cl->filter_cnt) {
+		NL_SET_ERR_MSG_MOD(extack, "class is in use by a filter: delete the filter first");
+		return -EBUSY;
+	}
+
+	sch_tree_lock(sch);
+	xa_erase(&q->classes, TC_H_MIN(cl->classid));
+	q->nr_classes--;
+	busy = cl->qlen;
+	if (busy) {
+		/* Its packets still leave; the last one frees it. */
+		q->active_rate -= cl->rate;
+		cl->dead = 1;
+	}
+	sch_tree_unlock(sch);
+
+	if (!busy)
+		kfree(cl);
+	return 0;
+}
+
+static void carousel_walk(struct Qdisc *sch, struct qdisc_walker *arg)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_class *cl;
+	unsigned long minor;
+
+	if (arg->stop)
+		return;
+	xa_for_each(&q->classes, minor, cl) {
+		if (!tc_qdisc_stats_dump(sch, (unsigned long)cl, arg))
+			break;
+	}
+}
+
+static struct tcf_block *carousel_tcf_block(struct Qdisc *sch,
+					    unsigned long cl,
+					    struct netlink_ext_ack *extack)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+
+	if (cl) {
+		NL_SET_ERR_MSG_MOD(extack, "filters attach to the qdisc (parent 1:), not to a class");
+		return NULL;
+	}
+	return q->block;
+}
+
+static unsigned long carousel_bind_tcf(struct Qdisc *sch, unsigned long parent,
+				       u32 classid)
+{
+	struct carousel_class *cl = carousel_lookup(sch, classid);
+
+	if (cl)
+		cl->filter_cnt++;
+	return (unsigned long)cl;
+}
+
+static void carousel_unbind_tcf(struct Qdisc *sch, unsigned long arg)
+{
+	struct carousel_class *cl = (struct carousel_class *)arg;
+
+	cl->filter_cnt--;
+}
+
+static int carousel_graft(struct Qdisc *sch, unsigned long arg,
+			  struct Qdisc *new, struct Qdisc **old,
+			  struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG_MOD(extack, "carousel classes hold no child qdisc: packets wait in the wheel");
+	return -EOPNOTSUPP;
+}
+
+static struct Qdisc *carousel_leaf(struct Qdisc *sch, unsigned long arg)
+{
+	return NULL;
+}
+
+static int carousel_dump_class(struct Qdisc *sch, unsigned long arg,
+			       struct sk_buff *skb, struct tcmsg *tcm)
+{
+	struct carousel_class *cl = (struct carousel_class *)arg;
+	struct nlattr *opts;
+
+	tcm->tcm_parent = TC_H_ROOT;
+	tcm->tcm_handle = cl->classid;
+	tcm->tcm_info = 0;
+
+	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
+	if (!opts)
+		goto nla_put_failure;
+	if (nla_put_u64_64bit(skb, TCA_CAROUSEL_CLASS_RATE, READ_ONCE(cl->rate),
+			      TCA_CAROUSEL_CLASS_PAD) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_CLASS_BURST, READ_ONCE(cl->burst)))
+		goto nla_put_failure;
+	return nla_nest_end(skb, opts);
+
+nla_put_failure:
+	nla_nest_cancel(skb, opts);
+	return -EMSGSIZE;
+}
+
+static int carousel_dump_class_stats(struct Qdisc *sch, unsigned long arg,
+				     struct gnet_dump *d)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_class *cl = (struct carousel_class *)arg;
+	struct tc_carousel_class_xstats xs = { };
+	struct gnet_stats_basic_sync bs;
+	struct gnet_stats_queue qs = { };
+	u64 now = ktime_get_ns();
+	u32 qlen;
+
+	gnet_stats_basic_sync_init(&bs);
+	sch_tree_lock(sch);
+	u64_stats_set(&bs.bytes, cl->bytes);
+	u64_stats_set(&bs.packets, cl->packets);
+	qs.backlog = cl->backlog;
+	qs.drops = cl->drops;
+	qlen = cl->qlen;
+	xs.lag_ns = cl->time_next > now ? cl->time_next - now : 0;
+	xs.effective_rate = carousel_effective_rate(q, cl);
+	sch_tree_unlock(sch);
+
+	if (gnet_stats_copy_basic(d, NULL, &bs, true) < 0 ||
+	    gnet_stats_copy_queue(d, NULL, &qs, qlen) < 0)
+		return -1;
+	return gnet_stats_copy_app(d, &xs, sizeof(xs));
+}
+
+static const struct Qdisc_class_ops carousel_class_ops = {
+	.graft		=	carousel_graft,
+	.leaf		=	carousel_leaf,
+	.find		=	carousel_find,
+	.change		=	carousel_change_class,
+	.delete		=	carousel_delete_class,
+	.walk		=	carousel_walk,
+	.tcf_block	=	carousel_tcf_block,
+	.bind_tcf	=	carousel_bind_tcf,
+	.unbind_tcf	=	carousel_unbind_tcf,
+	.dump		=	carousel_dump_class,
+	.dump_stats	=	carousel_dump_class_stats,
+};
+
+static struct Qdisc_ops carousel_qdisc_ops __read_mostly = {
+	.id		=	"carousel",
+	.priv_size	=	sizeof(struct carousel_sched_data),
+	.cl_ops		=	&carousel_class_ops,
+	.enqueue	=	carousel_enqueue,
+	.dequeue	=	carousel_dequeue,
+	.peek		=	qdisc_peek_dequeued,
+	.init		=	carousel_init,
+	.reset		=	carousel_reset,
+	.destroy	=	carousel_destroy,
+	.change		=	carousel_change,
+	.dump		=	carousel_dump,
+	.dump_stats	=	carousel_dump_stats,
+	.owner		=	THIS_MODULE,
+};
+
+static int __init carousel_module_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct carousel_class) > 64);
+	return register_qdisc(&carousel_qdisc_ops);
+}
+
+static void __exit carousel_module_exit(void)
+{
+	unregister_qdisc(&carousel_qdisc_ops);
+}
+
+module_init(carousel_module_init);
+module_exit(carousel_module_exit);
+MODULE_AUTHOR("sch_carousel developers");
+MODULE_DESCRIPTION("Carousel: timing-wheel traffic shaper");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_NET_SCH("carousel");

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * sch_carousel.h - interface of the carousel qdisc.
+ *
+ * The first part is the netlink ABI shared by the kernel module and the tc
+ * plugin (tc/q_carousel.c).  It has no kernel-only dependencies.
+ *
+ * The second part (compiled only with __KERNEL__ or CAROUSEL_WHEEL_USER) is
+ * the timing wheel itself, kept here so that the module and the userspace
+ * unit tests and benchmarks compile the very same code.
+ */
+#ifndef _SCH_CAROUSEL_H
+#define _SCH_CAROUSEL_H
+
+#include <linux/types.h>
+
+/*
+ * Qdisc options, nested in TCA_OPTIONS.  Every attribute is optional on
+ * change; what is not sent is left as it was.
+ */
+enum {
+	TCA_CAROUSEL_UNSPEC,
+	TCA_CAROUSEL_RATE,		/* u64 bytes/s: device ceiling, 0 = none */
+	TCA_CAROUSEL_DEFAULT,		/* u32: minor of the default class, 0 = none */
+	TCA_CAROUSEL_GRANULARITY,	/* u32 ns: width of a near-term slot */
+	TCA_CAROUSEL_HORIZON,		/* u32 us: farthest departure accepted */
+	TCA_CAROUSEL_HORIZON_DROP,	/* u8: 1 = drop beyond horizon, 0 = cap */
+	TCA_CAROUSEL_LIMIT,		/* u32 packets in the qdisc */
+	TCA_CAROUSEL_FLOW_LIMIT,	/* u32 packets of one socket in the qdisc */
+	TCA_CAROUSEL_TIMER_SLACK,	/* u32 ns: watchdog slack */
+	TCA_CAROUSEL_PAD,
+	__TCA_CAROUSEL_MAX
+};
+
+#define TCA_CAROUSEL_MAX	(__TCA_CAROUSEL_MAX - 1)
+
+/* Class options, nested in TCA_OPTIONS of a class. */
+enum {
+	TCA_CAROUSEL_CLASS_UNSPEC,
+	TCA_CAROUSEL_CLASS_RATE,	/* u64 bytes/s, required on add */
+	TCA_CAROUSEL_CLASS_BURST,	/* u32 bytes, default 0 */
+	TCA_CAROUSEL_CLASS_PAD,
+	__TCA_CAROUSEL_CLASS_MAX
+};
+
+#define TCA_CAROUSEL_CLASS_MAX	(__TCA_CAROUSEL_CLASS_MAX - 1)
+
+/*
+ * Qdisc statistics (TCA_STATS_APP).  Append only: userspace copies
+ * min(payload, sizeof()) into a zeroed struct, so an older or newer peer
+ * still reads the fields it knows.
+ */
+struct tc_carousel_xstats {
+	__u64	wheel_packets;		/* packets in the wheel now */
+	__u64	horizon_drops;		/* dropped: departure beyond horizon */
+	__u64	horizon_caps;		/* departure capped to now + horizon */
+	__u64	limit_drops;		/* dropped: qdisc limit reached */
+	__u64	flow_limit_drops;	/* dropped: flow_limit reached */
+	__u64	filter_drops;		/* dropped by a filter action (shot) */
+	__u64	unclassified;		/* packets enqueued with no class */
+	__u64	timer_arms;		/* watchdog (re)armed */
+	__u64	timer_fires;		/* dequeues at or after an armed expiry */
+	__u64	timer_latency_ns;	/* sum over fires of (dequeue - expiry) */
+	__u64	timer_latency_max_ns;	/* largest single (dequeue - expiry) */
+	__u64	next_departure_ns;	/* from now; 0 = due, ~0ULL = empty */
+	__u64	cascades;		/* packets moved down a wheel level */
+	__u64	classes;		/* classes configured */
+	__u64	wheel_bytes;		/* memory of the wheel and its index */
+	__u32	wheel_levels;		/* levels of the hierarchical wheel */
+	__u32	pad;
+};
+
+/*
+ * Class statistics (TCA_STATS_APP of a class).  Append only, and it must
+ * stay smaller than struct tc_carousel_xstats: tc hands both to the same
+ * print_xstats() hook, which tells them apart by size.
+ */
+struct tc_carousel_class_xstats {
+	__u64	lag_ns;			/* class timestamp - now, 0 if behind */
+	__u64	effective_rate;		/* bytes/s after ceiling sharing */
+};
+
+#ifdef __KERNEL__
+#include <linux/skbuff.h>
+#include <linux/module.h>
+#include <net/sch_generic.h>
+#include <net/pkt_sched.h>
+
+/*
+ * Compat: every difference between the kernels we build for is handled
+ * here, from feature probes in Kbuild (never from version numbers).
+ */
+#ifndef CAROUSEL_HAVE_ALIAS_NET_SCH
+/* Before 6.10, tc asks for the module "sch_<kind>" by name. */
+#define MODULE_ALIAS_NET_SCH(id)	MODULE_ALIAS("sch_" id)
+#endif
+
+struct carousel_class;
+
+/*
+ * Per-packet state, in the qdisc's 20 bytes of skb->cb.  Packed to 18
+ * bytes; the fields still sit at aligned offsets.
+ */
+struct carousel_skb_cb {
+	u64			time_to_send;	/* ns, CLOCK_MONOTONIC */
+	struct carousel_class	*cl;		/* NULL: unclassified */
+	u16			flow;		/* flow_limit bucket */
+} __packed;
+
+static inline struct carousel_skb_cb *carousel_cb(struct sk_buff *skb)
+{
+	qdisc_cb_private_validate(skb, sizeof(struct carousel_skb_cb));
+	return (struct carousel_skb_cb *)qdisc_skb_cb(skb)->data;
+}
+
+static inline u64 carousel_skb_time(const struct sk_buff *skb)
+{
+	return carousel_cb((struct sk_buff *)skb)->time_to_send;
+}
+#endif /* __KERNEL__ */
+
+#if defined(__KERNEL__) || defined(CAROUSEL_WHEEL_USER)
+/*
+ * The timing wheel.
+ *
+ * Time is cut into ticks of `gran' ns.  The wheel has `levels' levels of
+ * 1024 slots each; a slot of level L spans 1024^L ticks, so level 0 holds
+ * single ticks and each level up is 1024 times coarser.  The cursor `cur'
+ * is a tick no later than now and no later than any packet in the wheel.
+ *
+ * A packet at tick t sits on the level of the highest 10-bit digit in
+ * which t and cur differ, in the slot that digit names.  So level 0 holds
+ * the ticks left in cur's current level-1 slot, level 1 the rest of cur's
+ * level-2 slot, and so on; the top level is a ring.  When the cursor
+ * enters a new level-L slot, that slot is emptied into the levels below
+ * ("cascade") before anything else can be inserted there, which is why a
+ * slot's list stays in insertion order and packets of a flow with
+ * non-decreasing times never overtake each other.  Each packet is moved at
+ * most levels - 1 times, so enqueue and dequeue are O(1) amortised.
+ *
+ * Each level has a 1024-bit map of non-empty slots and a 16-bit summary of
+ * non-empty map words, so the next non-empty slot is found with two bit
+ * scans per level, never by walking empty slots.
+ *
+ * The top level must cover the horizon twice over (so that a lagging
+ * cursor never lets the ring wrap onto itself): carousel_wheel_levels()
+ * picks the number of levels from granularity and horizon.
+ *
+ * The includer provides carousel_skb_time(skb), the departure time in ns,
+ * and the skb->next link.
+ */
+#define CAROUSEL_LVL_BITS	10
+#define CAROUSEL_LVL_SLOTS	(1U << CAROUSEL_LVL_BITS)
+#define CAROUSEL_LVL_MASK	(CAROUSEL_LVL_SLOTS - 1)
+#define CAROUSEL_MAP_WORDS	(CAROUSEL_LVL_SLOTS / 64)
+#define CAROUSEL_MAX_LEVELS	4
+
+struct carousel_slot {
+	struct sk_buff		*head;
+	struct sk_buff		*tail;
+};
+
+struct carousel_level {
+	u64			summary;	/* bit w set: map[w] != 0 */
+	u64			map[CAROUSEL_MAP_WORDS];
+	struct carousel_slot	slot[CAROUSEL_LVL_SLOTS];
+};
+
+struct carousel_wheel {
+	u64			cur;		/* cursor, in ticks */
+	u32			gran;		/* ns per tick */
+	u32			levels;
+	u32			count;		/* packets in the wheel */
+	u32			pad;
+	u64			cascades;	/* packets moved down a level */
+	struct carousel_level	lvl[];
+};
+
+static inline size_t carousel_wheel_size(u32 levels)
+{
+	return sizeof(struct carousel_wheel) +
+	       levels * sizeof(struct carousel_level);
+}
+
+/*
+ * Levels needed so that the ring of the top level spans at least twice
+ * the horizon: 1024^levels ticks > 2 * horizon / gran.
+ */
+static inline u32 carousel_wheel_levels(u32 gran, u64 horizon_ns)
+{
+	u64 ticks = div_u64(horizon_ns, gran) + 1;
+	u32 bits = fls64(ticks) + 1;
+
+	return (bits + CAROUSEL_LVL_BITS - 1) / CAROUSEL_LVL_BITS;
+}
+
+static inline void carousel_wheel_init(struct carousel_wheel *w, u32 levels,
+				       u32 gran, u64 now)
+{
+	memset(w, 0, carousel_wheel_size(levels));
+	w->levels = levels;
+	w->gran = gran;
+	w->cur = div_u64(now, gran);
+}
+
+static inline u32 carousel_shift(u32 level)
+{
+	return level * CAROUSEL_LVL_BITS;
+}
+
+static inline void carousel_slot_append(struct carousel_wheel *w, u32 level,
+					u32 idx, struct sk_buff *skb)
+{
+	struct carousel_level *l = &w->lvl[level];
+	struct carousel_slot *s = &l->slot[idx];
+
+	skb->next = NULL;
+	if (s->head) {
+		s->tail->next = skb;
+	} else {
+		s->head = skb;
+		l->map[idx / 64] |= 1ULL << (idx % 64);
+		l->summary |= 1ULL << (idx / 64);
+	}
+	s->tail = skb;
+}
+
+/* Link skb into the slot for `tick' (>= cur), on the level the highest
+ * differing digit of tick and cur names.
+ */
+static inline void carousel_wheel_place(struct carousel_wheel *w,
+					struct sk_buff *skb, u64 tick)
+{
+	u64 diff = tick ^ w->cur;
+	u32 level = diff ? (fls64(diff) - 1) / CAROUSEL_LVL_BITS : 0;
+
+	if (level >= w->levels)
+		level = w->levels - 1;
+	carousel_slot_append(w, level,
+			     (tick >> carousel_shift(level)) & CAROUSEL_LVL_MASK,
+			     skb);
+}
+
+/* An empty wheel restarts its cursor at now: nothing constrains it. */
+static inline void carousel_wheel_sync(struct carousel_wheel *w, u64 now)
+{
+	if (!w->count)
+		w->cur = div_u64(now, w->gran);
+}
+
+/*
+ * Put skb in the slot for `time' (ns).  A time before the cursor is due
+ * and goes to the cursor's slot.  Returns false, without linking skb, if
+ * the time lies beyond what the ring can tell apart from the cursor; that
+ * needs a cursor lagging by more than the horizon (a device stalled with
+ * packets queued), and the caller drops the packet.
+ */
+static inline bool carousel_wheel_insert(struct carousel_wheel *w,
+					 struct sk_buff *skb, u64 time)
+{
+	u64 tick = div_u64(time, w->gran);
+	u64 top = 1ULL << carousel_shift(w->levels - 1);
+
+	if (tick < w->cur)
+		tick = w->cur;
+	else if (tick - w->cur >= (top << CAROUSEL_LVL_BITS) - top)
+		return false;
+	carousel_wheel_place(w, skb, tick);
+	w->count++;
+	return true;
+}
+
+/* First set bit of a level's map at or after `from', or -1. */
+static inline int carousel_level_find(const struct carousel_level *l, u32 from)
+{
+	u32 word = from / 64;
+	u64 bits, sum;
+
+	if (from >= CAROUSEL_LVL_SLOTS)
+		return -1;
+	bits = l->map[word] & (~0ULL << (from % 64));
+	if (bits)
+		return word * 64 + __ffs64(bits);
+	if (word + 1 >= CAROUSEL_MAP_WORDS)
+		return -1;
+	sum = l->summary & (~0ULL << (word + 1));
+	if (!sum)
+		return -1;
+	word = __ffs64(sum);
+	return word * 64 + __ffs64(l->map[word]);
+}
+
+/* Move the packets of slot idx of `level' to the levels below; the
+ * cursor has just entered that slot.
+ */
+static inline void carousel_cascade(struct carousel_wheel *w, u32 level,
+				    u32 idx)
+{
+	struct carousel_level *l = &w->lvl[level];
+	struct sk_buff *skb = l->slot[idx].head;
+
+	l->slot[idx].head = NULL;
+	l->slot[idx].tail = NULL;
+	l->map[idx / 64] &= ~(1ULL << (idx % 64));
+	if (!l->map[idx / 64])
+		l->summary &= ~(1ULL << (idx / 64));
+
+	while (skb) {
+		struct sk_buff *next = skb->next;
+
+		carousel_wheel_place(w, skb,
+				     div_u64(carousel_skb_time(skb), w->gran));
+		w->cascades++;
+		skb = next;
+	}
+}
+
+/*
+ * The level-0 slot holding the earliest packets, cascading every coarser
+ * slot the cursor enters on the way, but never moving the cursor past
+ * now_tick.  Returns NULL if the wheel is empty (*wake = ~0) or if the
+ * earliest packets sit in a coarser slot that starts after now_tick
+ * (*wake = the first tick of that slot: come back then).
+ */
+static inline struct carousel_slot *
+carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake)
+{
+	*wake = ~0ULL;
+	while (w->count) {
+		u64 base, start;
+		u32 level;
+		int idx;
+
+		idx = carousel_level_find(&w->lvl[0], w->cur & CAROUSEL_LVL_MASK);
+		if (idx >= 0) {
+			u64 tick = (w->cur & ~(u64)CAROUSEL_LVL_MASK) | idx;
+
+			w->cur = tick < now_tick ? tick : max(w->cur, now_tick);
+			return &w->lvl[0].slot[idx];
+		}
+
+		for (level = 1; level < w->levels; level++) {
+			base = w->cur >> carousel_shift(level);
+			idx = carousel_level_find(&w->lvl[level],
+					    (base & CAROUSEL_LVL_MASK) + 1);
+			if (idx < 0 && level == w->levels - 1)
+				idx = carousel_level_find(&w->lvl[level], 0);
+			if (idx >= 0)
+				break;
+		}
+		if (WARN_ON_ONCE(idx < 0))
+			return NULL;
+
+		start = (base + ((idx - base) & CAROUSEL_LVL_MASK)) <<
+			carousel_shift(level);
+		if (start > now_tick) {
+			if (now_tick > w->cur)
+				w->cur = now_tick;
+			*wake = start;
+			return NULL;
+		}
+		w->cur = start;
+		carousel_cascade(w, level, idx);
+	}
+	return NULL;
+}
+
+/* Unlink and return the head of a level-0 slot from carousel_wheel_first. */
+static inline struct sk_buff *carousel_wheel_pop(struct carousel_wheel *w,
+						 struct carousel_slot *s)
+{
+	struct carousel_level *l = &w->lvl[0];
+	struct sk_buff *skb = s->head;
+	u32 idx = s - l->slot;
+
+	s->head = skb->next;
+	skb->next = NULL;
+	if (!s->head) {
+		s->tail = NULL;
+		l->map[idx / 64] &= ~(1ULL << (idx % 64));
+		if (!l->map[idx / 64])
+			l->summary &= ~(1ULL << (idx / 64));
+	}
+	w->count--;
+	return skb;
+}
+
+/* Unlink and return the earliest packet, due or not (purge, rebuild). */
+static inline struct sk_buff *carousel_wheel_pop_first(struct carousel_wheel *w)
+{
+	struct carousel_slot *s;
+	u64 wake;
+
+	s = carousel_wheel_first(w, ~0ULL, &wake);
+	return s ? carousel_wheel_pop(w, s) : NULL;
+}
+#endif /* __KERNEL__ || CAROUSEL_WHEEL_USER */
+
+#endif /* _SCH_CAROUSEL_H */

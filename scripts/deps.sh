@@ -1,0 +1,55 @@
+#!/bin/bash
+# Install everything the build, the tests and the demo need, on a fresh
+# Debian 12 machine.  Idempotent: a second run only checks.
+set -euo pipefail
+
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
+# --- Debian 12 packages -------------------------------------------------
+PKGS="build-essential bc flex bison libelf-dev kmod qemu-system-x86
+      linux-image-amd64 linux-headers-amd64 iproute2 iperf3 jq
+      python3 python3-pip busybox-static sparse socat
+      clang llvm libbpf-dev bpftool ethtool procps"
+
+# --- bookworm-backports: the 6.12 kernel --------------------------------
+BP_LIST=/etc/apt/sources.list.d/carousel-backports.sources
+if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	mirror=$(grep -rhs '^URIs:.*debian$\|^URIs:.*debian/$' /etc/apt/sources.list.d/ | head -n1 | awk '{print $2}')
+	[ -n "$mirror" ] || mirror=$(grep -hs '^deb .*debian ' /etc/apt/sources.list | head -n1 | awk '{print $2}')
+	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+	echo "deps: adding bookworm-backports from $mirror"
+	printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		"$mirror" | $SUDO tee "$BP_LIST" >/dev/null
+	NEED_UPDATE=1
+fi
+
+missing=
+for p in $PKGS; do have_pkg "$p" || missing="$missing $p"; done
+bp_kernel_missing=1
+ls /boot/vmlinuz-6.12.* >/dev/null 2>&1 && ls -d /usr/src/linux-headers-6.12.*-amd64 >/dev/null 2>&1 && bp_kernel_missing=0
+
+if [ -n "$missing" ] || [ "$bp_kernel_missing" = 1 ] || [ -n "${NEED_UPDATE:-}" ]; then
+	$SUDO apt-get update -q
+fi
+if [ -n "$missing" ]; then
+	echo "deps: installing$missing"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+fi
+if [ "$bp_kernel_missing" = 1 ]; then
+	echo "deps: installing the 6.12 kernel from bookworm-backports"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		-t bookworm-backports linux-image-amd64 linux-headers-amd64
+fi
+
+# --- PyPI: virtme-ng ------------------------------------------------------
+if ! command -v vng >/dev/null 2>&1; then
+	echo "deps: installing virtme-ng"
+	python3 -m pip install -q virtme-ng
+fi
+
+# vng reads the kernel image; Debian installs it 0600.
+$SUDO chmod a+r /boot/vmlinuz-* 2>/dev/null || true
+echo "deps: ok"
