@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * q_carousel.c - tc plugin for the carousel (timing-wheel shaper) qdisc.
+ *
+ *   tc qdisc add dev DEV root handle 1: carousel [ rate RATE ] ...
+ *   tc class add dev DEV parent 1: classid 1:MINOR carousel rate RATE ...
+ *
+ * Built out of iproute2's tree, so it includes no iproute2 header: what it
+ * uses from tc is declared below, in this file's own words, and resolved
+ * against the tc binary when tc dlopen()s $TC_LIB_DIR/q_carousel.so and
+ * looks up "carousel_qdisc_util".
+ *
+ * Checked against iproute2 v6.1.0 (Debian 12, /usr/sbin/tc) and v6.15.0
+ * (bookworm-backports): the layout of struct qdisc_util, the signatures
+ * and behaviour of every function declared below, the numeric values of
+ * the output type and color enums, and that both tc binaries export each
+ * of those functions (nm -D).  Deliberately not used, because they differ
+ * between the two versions or are static inlines there: matches() (bool
+ * in 6.1, int in 6.15), NEXT_ARG()/incomplete_command(), print_uint() and
+ * friends, rta_getattr_*(), parse_rtattr_nested().
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/types.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "sch_carousel.h"
+
+/* ---- What this plugin uses from tc -------------------------------------- */
+
+/*
+ * tc's table of a qdisc kind.  The six callbacks and their order are the
+ * same in 6.1 and 6.15; 6.15 only added "const" to the first argument of
+ * each, which changes neither the layout nor the calling convention.  tc
+ * writes ->next when it registers the plugin, so the instance below must
+ * stay writable (not const).
+ */
+struct qdisc_util {
+	struct qdisc_util *next;
+	const char *id;
+	int (*parse_qopt)(const struct qdisc_util *qu, int argc, char **argv,
+			  struct nlmsghdr *n, const char *dev);
+	int (*print_qopt)(const struct qdisc_util *qu, FILE *f,
+			  struct rtattr *opt);
+	int (*print_xstats)(const struct qdisc_util *qu, FILE *f,
+			    struct rtattr *xstats);
+	int (*parse_copt)(const struct qdisc_util *qu, int argc, char **argv,
+			  struct nlmsghdr *n, const char *dev);
+	int (*print_copt)(const struct qdisc_util *qu, FILE *f,
+			  struct rtattr *opt);
+	int (*has_block)(const struct qdisc_util *qu, struct rtattr *opt,
+			 __u32 block_idx, bool *p_has);
+};
+
+/* Where a print goes: tc's "enum output_type" (same values in both). */
+enum tc_out {
+	TC_OUT_FP	= 1,	/* text only */
+	TC_OUT_JSON	= 2,	/* JSON only */
+	TC_OUT_ANY	= 4,	/* whichever tc is printing */
+};
+
+/* tc's "enum color_attr": COLOR_NONE is its 7th value in both. */
+enum tc_color {
+	TC_COLOR_NONE	= 6,
+};
+
+/* Netlink message building and attribute parsing (lib/libnetlink.c). */
+int addattr_l(struct nlmsghdr *n, int maxlen, int type, const void *data,
+	      int alen);
+struct rtattr *addattr_nest(struct nlmsghdr *n, int maxlen, int type);
+int addattr_nest_end(struct nlmsghdr *n, struct rtattr *nest);
+int parse_rtattr_flags(struct rtattr *tb[], int max, struct rtattr *rta,
+		       int len, unsigned short flags);
+
+/* Argument parsing (lib/utils.c, lib/utils_math.c, tc/tc_util.c). */
+int get_u32(__u32 *val, const char *arg, int base);
+int get_rate64(__u64 *rate, const char *str);		/* -> bytes/s */
+int get_percent_rate64(__u64 *rate, const char *str, const char *dev);
+int get_size(unsigned int *size, const char *str);	/* -> bytes */
+int get_time64(__s64 *time, const char *str);		/* -> ns */
+
+/* Output (lib/json_print.c, lib/json_print_math.c, lib/utils.c). */
+bool is_json_context(void);
+void print_nl(void);
+int print_color_uint(enum tc_out t, enum tc_color color, const char *key,
+		     const char *fmt, unsigned int value);
+int print_color_lluint(enum tc_out t, enum tc_color color, const char *key,
+		       const char *fmt, unsigned long long value);
+int print_color_bool(enum tc_out t, enum tc_color color, const char *key,
+		     const char *fmt, bool value);
+int print_color_string(enum tc_out t, enum tc_color color, const char *key,
+		       const char *fmt, const char *value);
+/* JSON: the integer; text: sprint_size()'s "1514b", "2Kb"... in fmt's %s. */
+int print_color_size(enum tc_out t, enum tc_color color, const char *key,
+		     const char *fmt, __u32 size);
+/* JSON: bytes/s; text: "10Mbit" (or "10Mibit" under tc -iec) in fmt's %s. */
+void tc_print_rate(enum tc_out t, const char *key, const char *fmt,
+		   unsigned long long rate);
+/* "1.2ms", "20us", "500ns"...; buf must hold tc's SPRINT_BSIZE (64). */
+char *sprint_time64(__s64 time, char *buf);
+
+/* ---- Local helpers ------------------------------------------------------ */
+
+#define CAROUSEL_NLMAX		1024	/* as tc's own qdiscs pass */
+#define CAROUSEL_TBUF		64	/* tc's SPRINT_BSIZE */
+#define CAROUSEL_UNUSED		__attribute__((unused))
+#define NSEC_PER_USEC		1000LL
+
+/*
+ * tc hands a class's TCA_STATS_APP to the same print_xstats as the
+ * qdisc's, with nothing to tell them apart but their length.  Both structs
+ * only ever grow, and the qdisc's was 128 bytes from the start, so a
+ * payload at least that long is the qdisc's.
+ */
+#define CAROUSEL_QDISC_XSTATS_MIN	128
+
+_Static_assert(sizeof(struct tc_carousel_xstats) >= CAROUSEL_QDISC_XSTATS_MIN,
+	       "tc_carousel_xstats shrank: the ABI is append-only");
+_Static_assert(sizeof(struct tc_carousel_class_xstats) <
+	       CAROUSEL_QDISC_XSTATS_MIN,
+	       "class xstats too long for print_xstats to tell apart");
+
+static void carousel_usage(void)
+{
+	fprintf(stderr,
+		"Usage: ... carousel [ rate RATE ] [ default MINOR ]\n"
+		"                    [ granularity TIME ] [ horizon TIME ]\n"
+		"                    [ horizon_drop | horizon_cap ]\n"
+		"                    [ limit PACKETS ] [ flow_limit PACKETS ]\n"
+		"                    [ timer_slack TIME ]\n"
+		"       ... class ... carousel rate RATE [ burst BYTES ]\n"
+		"\n"
+		"  RATE   bits/s, or with a unit: 10mbit, 1gbit, 5MBps...,\n"
+		"         or a share of the link speed: 20%%\n"
+		"  MINOR  hex, as in a classid: \"default 10\" is HANDLE:10\n"
+		"  TIME   with a unit: s, ms, us, ns; a bare number is in ns\n"
+		"         for granularity and timer_slack, in us for horizon\n"
+		"  BYTES  bytes, or with a unit: 1514b, 64kb, 1mb\n"
+		"On change, only the options given are changed.\n");
+}
+
+static int carousel_illegal(const char *what)
+{
+	fprintf(stderr, "Illegal \"%s\"\n", what);
+	return -1;
+}
+
+static int carousel_unknown(const char *arg)
+{
+	fprintf(stderr, "carousel: unknown parameter \"%s\"\n", arg);
+	carousel_usage();
+	return -1;
+}
+
+static int carousel_missing(const char *what)
+{
+	fprintf(stderr, "carousel: \"%s\" needs a value\n", what);
+	carousel_usage();
+	return -1;
+}
+
+/* RATE: a bit rate with tc's suffixes, or a percentage of the link speed. */
+static int carousel_get_rate(__u64 *rate, const char *arg, const char *dev)
+{
+	/* get_rate64() would wrap a negative rate into a huge one. */
+	if (*arg == '-')
+		return -1;
+	if (strchr(arg, '%'))
+		return dev ? get_percent_rate64(rate, arg, dev) : -1;
+	return get_rate64(rate, arg);
+}
+
+/*
+ * TIME into a u32 of @unit_ns.  Without a suffix the number is in that
+ * unit already (tc's fq does the same: timer_slack in ns, horizon in us).
+ * Anything finer than the unit is rounded up, so a non-zero time never
+ * becomes 0.  The kernel checks the range, but cannot see a negative time
+ * or one truncated to 32 bits, so those are refused here.
+ */
+static int carousel_get_time(__u32 *val, const char *arg, __s64 unit_ns)
+{
+	size_t len = strlen(arg);
+	__s64 ns;
+
+	if (!len || get_time64(&ns, arg))
+		return -1;
+	if ((arg[len - 1] >= '0' && arg[len - 1] <= '9') || arg[len - 1] == '.') {
+		if (ns > (__s64)UINT32_MAX)
+			return -1;
+		ns *= unit_ns;
+	}
+	if (ns < 0)
+		return -1;
+	ns = (ns + unit_ns - 1) / unit_ns;
+	if (ns > (__s64)UINT32_MAX)
+		return -1;
+	*val = (__u32)ns;
+	return 0;
+}
+
+static __u32 carousel_attr_u32(const struct rtattr *rta)
+{
+	__u32 v;
+
+	memcpy(&v, RTA_DATA(rta), sizeof(v));
+	return v;
+}
+
+static __u64 carousel_attr_u64(const struct rtattr *rta)
+{
+	__u64 v;
+
+	memcpy(&v, RTA_DATA(rta), sizeof(v));
+	return v;
+}
+
+static bool carousel_has(struct rtattr *tb[], int type, size_t len)
+{
+	return tb[type] && RTA_PAYLOAD(tb[type]) >= len;
+}
+
+/* One field in both forms: JSON the integer in ns, text e.g. "1.2ms". */
+static void carousel_print_ns(const char *key, const char *fmt, __u64 ns)
+{
+	char buf[CAROUSEL_TBUF];
+
+	print_color_lluint(TC_OUT_JSON, TC_COLOR_NONE, key, NULL, ns);
+	if (!is_json_context()) {
+		if (ns > (__u64)INT64_MAX)
+			ns = INT64_MAX;
+		print_color_string(TC_OUT_FP, TC_COLOR_NONE, NULL, fmt,
+				   sprint_time64((__s64)ns, buf));
+	}
+}
+
+static void carousel_print_u64(const char *key, const char *fmt, __u64 v)
+{
+	print_color_lluint(TC_OUT_ANY, TC_COLOR_NONE, key, fmt, v);
+}
+
+static void carousel_print_text(const char *text)
+{
+	print_color_string(TC_OUT_FP, TC_COLOR_NONE, NULL, "%s", text);
+}
+
+/* ---- Qdisc -------------------------------------------------------------- */
+
+static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
+			       int argc, char **argv, struct nlmsghdr *n,
+			       const char *dev)
+{
+	bool set_rate = false, set_default = false, set_granularity = false;
+	bool set_horizon = false, set_horizon_drop = false, set_limit = false;
+	bool set_flow_limit = false, set_timer_slack = false;
+	__u32 defcls = 0, granularity = 0, horizon = 0, limit = 0;
+	__u32 flow_limit = 0, timer_slack = 0;
+	__u8 horizon_drop = 0;
+	struct rtattr *tail;
+	__u64 rate = 0;
+
+	for (; argc > 0; argc--, argv++) {
+		const char *opt = *argv;
+
+		if (strcmp(opt, "help") == 0) {
+			carousel_usage();
+			return -1;
+		}
+		if (strcmp(opt, "horizon_drop") == 0 ||
+		    strcmp(opt, "horizon_cap") == 0) {
+			horizon_drop = strcmp(opt, "horizon_drop") == 0;
+			set_horizon_drop = true;
+			continue;
+		}
+		if (strcmp(opt, "rate") && strcmp(opt, "default") &&
+		    strcmp(opt, "granularity") && strcmp(opt, "horizon") &&
+		    strcmp(opt, "limit") && strcmp(opt, "flow_limit") &&
+		    strcmp(opt, "timer_slack"))
+			return carousel_unknown(opt);
+		if (argc < 2)
+			return carousel_missing(opt);
+		argc--;
+		argv++;
+
+		if (strcmp(opt, "rate") == 0) {
+			if (carousel_get_rate(&rate, *argv, dev))
+				return carousel_illegal(opt);
+			set_rate = true;
+		} else if (strcmp(opt, "default") == 0) {
+			if (get_u32(&defcls, *argv, 16))
+				return carousel_illegal(opt);
+			set_default = true;
+		} else if (strcmp(opt, "granularity") == 0) {
+			if (carousel_get_time(&granularity, *argv, 1))
+				return carousel_illegal(opt);
+			set_granularity = true;
+		} else if (strcmp(opt, "horizon") == 0) {
+			if (carousel_get_time(&horizon, *argv, NSEC_PER_USEC))
+				return carousel_illegal(opt);
+			set_horizon = true;
+		} else if (strcmp(opt, "limit") == 0) {
+			if (get_u32(&limit, *argv, 0))
+				return carousel_illegal(opt);
+			set_limit = true;
+		} else if (strcmp(opt, "flow_limit") == 0) {
+			if (get_u32(&flow_limit, *argv, 0))
+				return carousel_illegal(opt);
+			set_flow_limit = true;
+		} else {
+			if (carousel_get_time(&timer_slack, *argv, 1))
+				return carousel_illegal(opt);
+			set_timer_slack = true;
+		}
+	}
+
+	tail = addattr_nest(n, CAROUSEL_NLMAX, TCA_OPTIONS | NLA_F_NESTED);
+	if (set_rate)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_RATE,
+			  &rate, sizeof(rate));
+	if (set_default)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_DEFAULT,
+			  &defcls, sizeof(defcls));
+	if (set_granularity)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_GRANULARITY,
+			  &granularity, sizeof(granularity));
+	if (set_horizon)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_HORIZON,
+			  &horizon, sizeof(horizon));
+	if (set_horizon_drop)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_HORIZON_DROP,
+			  &horizon_drop, sizeof(horizon_drop));
+	if (set_limit)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_LIMIT,
+			  &limit, sizeof(limit));
+	if (set_flow_limit)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_FLOW_LIMIT,
+			  &flow_limit, sizeof(flow_limit));
+	if (set_timer_slack)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_TIMER_SLACK,
+			  &timer_slack, sizeof(timer_slack));
+	addattr_nest_end(n, tail);
+	return 0;
+}
+
+static int carousel_print_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
+			       FILE *f CAROUSEL_UNUSED, struct rtattr *opt)
+{
+	struct rtattr *tb[TCA_CAROUSEL_MAX + 1];
+
+	if (!opt)
+		return 0;
+	parse_rtattr_flags(tb, TCA_CAROUSEL_MAX, RTA_DATA(opt),
+			   RTA_PAYLOAD(opt), NLA_F_NESTED);
+
+	if (carousel_has(tb, TCA_CAROUSEL_RATE, sizeof(__u64))) {
+		__u64 rate = carousel_attr_u64(tb[TCA_CAROUSEL_RATE]);
+
+		if (rate)
+			tc_print_rate(TC_OUT_ANY, "rate", "rate %s ", rate);
+	}
+	if (carousel_has(tb, TCA_CAROUSEL_DEFAULT, sizeof(__u32)))
+		print_color_uint(TC_OUT_ANY, TC_COLOR_NONE, "default",
+				 "default %#x ",
+				 carousel_attr_u32(tb[TCA_CAROUSEL_DEFAULT]));
+	if (carousel_has(tb, TCA_CAROUSEL_GRANULARITY, sizeof(__u32)))
+		carousel_print_ns("granularity", "granularity %s ",
+				  carousel_attr_u32(tb[TCA_CAROUSEL_GRANULARITY]));
+	if (carousel_has(tb, TCA_CAROUSEL_HORIZON, sizeof(__u32)))
+		carousel_print_ns("horizon", "horizon %s ",
+				  (__u64)carousel_attr_u32(tb[TCA_CAROUSEL_HORIZON]) *
+				  NSEC_PER_USEC);
+	if (carousel_has(tb, TCA_CAROUSEL_HORIZON_DROP, sizeof(__u8))) {
+		bool drop = *(__u8 *)RTA_DATA(tb[TCA_CAROUSEL_HORIZON_DROP]);
+
+		print_color_bool(TC_OUT_JSON, TC_COLOR_NONE, "horizon_drop",
+				 NULL, drop);
+		carousel_print_text(drop ? "horizon_drop " : "horizon_cap ");
+	}
+	if (carousel_has(tb, TCA_CAROUSEL_LIMIT, sizeof(__u32)))
+		print_color_uint(TC_OUT_ANY, TC_COLOR_NONE, "limit",
+				 "limit %up ",
+				 carousel_attr_u32(tb[TCA_CAROUSEL_LIMIT]));
+	if (carousel_has(tb, TCA_CAROUSEL_FLOW_LIMIT, sizeof(__u32)))
+		print_color_uint(TC_OUT_ANY, TC_COLOR_NONE, "flow_limit",
+				 "flow_limit %up ",
+				 carousel_attr_u32(tb[TCA_CAROUSEL_FLOW_LIMIT]));
+	if (carousel_has(tb, TCA_CAROUSEL_TIMER_SLACK, sizeof(__u32)))
+		carousel_print_ns("timer_slack", "timer_slack %s ",
+				  carousel_attr_u32(tb[TCA_CAROUSEL_TIMER_SLACK]));
+	return 0;
+}
+
+static void carousel_print_qdisc_xstats(const struct tc_carousel_xstats *st)
+{
+	char buf[CAROUSEL_TBUF];
+
+	carousel_print_u64("wheel_packets", "  wheel_packets %llu",
+			   st->wheel_packets);
+	carousel_print_u64("classes", " classes %llu", st->classes);
+	print_color_uint(TC_OUT_ANY, TC_COLOR_NONE, "wheel_levels",
+			 " levels %u", st->wheel_levels);
+	carousel_print_u64("wheel_bytes", " wheel_bytes %llu",
+			   st->wheel_bytes);
+	print_nl();
+
+	carousel_print_text("  drops:");
+	carousel_print_u64("horizon_drops", " horizon %llu", st->horizon_drops);
+	carousel_print_u64("limit_drops", " limit %llu", st->limit_drops);
+	carousel_print_u64("flow_limit_drops", " flow_limit %llu",
+			   st->flow_limit_drops);
+	carousel_print_u64("filter_drops", " filter %llu", st->filter_drops);
+	carousel_print_u64("horizon_caps", "  horizon_caps %llu",
+			   st->horizon_caps);
+	carousel_print_u64("unclassified", " unclassified %llu",
+			   st->unclassified);
+	print_nl();
+
+	carousel_print_text("  timer:");
+	carousel_print_u64("timer_arms", " arms %llu", st->timer_arms);
+	carousel_print_u64("timer_fires", " fires %llu", st->timer_fires);
+	/* JSON keeps the raw sum; the text shows the mean per fire. */
+	print_color_lluint(TC_OUT_JSON, TC_COLOR_NONE, "timer_latency_ns",
+			   NULL, st->timer_latency_ns);
+	if (!is_json_context()) {
+		__u64 avg = st->timer_fires ?
+			    st->timer_latency_ns / st->timer_fires : 0;
+
+		print_color_string(TC_OUT_FP, TC_COLOR_NONE, NULL,
+				   " latency avg %s",
+				   sprint_time64(avg > (__u64)INT64_MAX ?
+						 INT64_MAX : (__s64)avg, buf));
+	}
+	carousel_print_ns("timer_latency_max_ns", " max %s",
+			  st->timer_latency_max_ns);
+	if (st->next_departure_ns != ~0ULL)
+		carousel_print_ns("next_departure_ns", "  next_departure %s",
+				  st->next_departure_ns);
+	else
+		carousel_print_text("  next_departure none");
+	carousel_print_u64("cascades", "  cascades %llu", st->cascades);
+}
+
+static void
+carousel_print_class_xstats(const struct tc_carousel_class_xstats *st)
+{
+	carousel_print_ns("lag_ns", "  lag %s", st->lag_ns);
+	tc_print_rate(TC_OUT_ANY, "effective_rate", " effective_rate %s",
+		      st->effective_rate);
+}
+
+static int carousel_print_xstats(const struct qdisc_util *qu CAROUSEL_UNUSED,
+				 FILE *f CAROUSEL_UNUSED, struct rtattr *xstats)
+{
+	size_t len;
+
+	if (!xstats)
+		return 0;
+	len = RTA_PAYLOAD(xstats);
+
+	/* Copy what both sides know; a shorter (older) peer leaves zeros. */
+	if (len >= CAROUSEL_QDISC_XSTATS_MIN) {
+		struct tc_carousel_xstats st;
+
+		memset(&st, 0, sizeof(st));
+		memcpy(&st, RTA_DATA(xstats),
+		       len < sizeof(st) ? len : sizeof(st));
+		carousel_print_qdisc_xstats(&st);
+	} else {
+		struct tc_carousel_class_xstats st;
+
+		memset(&st, 0, sizeof(st));
+		memcpy(&st, RTA_DATA(xstats),
+		       len < sizeof(st) ? len : sizeof(st));
+		carousel_print_class_xstats(&st);
+	}
+	return 0;
+}
+
+/* ---- Class -------------------------------------------------------------- */
+
+static int carousel_parse_copt(const struct qdisc_util *qu CAROUSEL_UNUSED,
+			       int argc, char **argv, struct nlmsghdr *n,
+			       const char *dev)
+{
+	bool set_rate = false, set_burst = false;
+	struct rtattr *tail;
+	unsigned int burst = 0;
+	__u64 rate = 0;
+
+	for (; argc > 0; argc--, argv++) {
+		const char *opt = *argv;
+
+		if (strcmp(opt, "help") == 0) {
+			carousel_usage();
+			return -1;
+		}
+		if (strcmp(opt, "rate") && strcmp(opt, "burst"))
+			return carousel_unknown(opt);
+		if (argc < 2)
+			return carousel_missing(opt);
+		argc--;
+		argv++;
+
+		if (strcmp(opt, "rate") == 0) {
+			if (carousel_get_rate(&rate, *argv, dev))
+				return carousel_illegal(opt);
+			set_rate = true;
+		} else {
+			/* get_size() would wrap a negative size. */
+			if (**argv == '-' || get_size(&burst, *argv))
+				return carousel_illegal(opt);
+			set_burst = true;
+		}
+	}
+
+	tail = addattr_nest(n, CAROUSEL_NLMAX, TCA_OPTIONS | NLA_F_NESTED);
+	if (set_rate)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_CLASS_RATE,
+			  &rate, sizeof(rate));
+	if (set_burst) {
+		__u32 b = burst;
+
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_CLASS_BURST,
+			  &b, sizeof(b));
+	}
+	addattr_nest_end(n, tail);
+	return 0;
+}
+
+static int carousel_print_copt(const struct qdisc_util *qu CAROUSEL_UNUSED,
+			       FILE *f CAROUSEL_UNUSED, struct rtattr *opt)
+{
+	struct rtattr *tb[TCA_CAROUSEL_CLASS_MAX + 1];
+
+	if (!opt)
+		return 0;
+	parse_rtattr_flags(tb, TCA_CAROUSEL_CLASS_MAX, RTA_DATA(opt),
+			   RTA_PAYLOAD(opt), NLA_F_NESTED);
+
+	if (carousel_has(tb, TCA_CAROUSEL_CLASS_RATE, sizeof(__u64)))
+		tc_print_rate(TC_OUT_ANY, "rate", "rate %s ",
+			      carousel_attr_u64(tb[TCA_CAROUSEL_CLASS_RATE]));
+	if (carousel_has(tb, TCA_CAROUSEL_CLASS_BURST, sizeof(__u32)))
+		print_color_size(TC_OUT_ANY, TC_COLOR_NONE, "burst",
+				 "burst %s ",
+				 carousel_attr_u32(tb[TCA_CAROUSEL_CLASS_BURST]));
+	return 0;
+}
+
+/* Looked up by name by tc; written to by tc (->next), so not const. */
+struct qdisc_util carousel_qdisc_util = {
+	.id		= "carousel",
+	.parse_qopt	= carousel_parse_qopt,
+	.print_qopt	= carousel_print_qopt,
+	.print_xstats	= carousel_print_xstats,
+	.parse_copt	= carousel_parse_copt,
+	.print_copt	= carousel_print_copt,
+};
