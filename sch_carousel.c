@@ -218,37 +218,26 @@ static int carousel_drop(struct sk_buff *skb, struct Qdisc *sch,
 	return qdisc_drop(skb, sch, to_free);
 }
 
-static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
-			    struct sk_buff **to_free)
+/*
+ * Enqueue one packet (or segment) of class cl (NULL: unclassified) with
+ * limits checked; returns NET_XMIT_SUCCESS or a drop code.
+ */
+static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
+				struct carousel_class *cl, u16 flow, u64 now,
+				struct sk_buff **to_free)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	u32 len = qdisc_pkt_len(skb);
-	struct carousel_class *cl;
-	u64 now, depart, start = 0;
-	u16 flow;
-	int ret;
+	u64 depart, start = 0;
 
-	if (unlikely(sch->q.qlen >= sch->limit)) {
-		q->stat_limit_drops++;
-		return qdisc_drop(skb, sch, to_free);
-	}
-
-	if (!carousel_classify(skb, sch, &cl, &ret)) {
-		if (ret & __NET_XMIT_BYPASS) {
-			qdisc_qstats_drop(sch);
-			q->stat_filter_drops++;
-		}
-		__qdisc_drop(skb, to_free);
-		return ret;
-	}
-
-	flow = carousel_flow(skb);
+	if (unlikely(sch->q.qlen >= sch->limit))
+		return carousel_drop(skb, sch, cl, &q->stat_limit_drops,
+				     to_free);
 	if (unlikely(q->flow_cnt[flow] >= q->flow_limit))
 		return carousel_drop(skb, sch, cl, &q->stat_flow_limit_drops,
 				     to_free);
 
-	now = ktime_get_ns();
 	depart = skb->tstamp;
 	if (cl) {
 		u64 credit = 0;
@@ -288,8 +277,75 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	q->flow_cnt[flow]++;
 	sch->q.qlen++;
 	qdisc_qstats_backlog_inc(sch, skb);
-	carousel_set_pacing(skb);
 	return NET_XMIT_SUCCESS;
+}
+
+/*
+ * A GSO packet that would hold its class for more than this is split, so
+ * that each segment gets its own departure time: at low rates one 64KB
+ * TSO train would otherwise leave as a line-rate burst every len/rate.
+ */
+#define CAROUSEL_SPLIT_NS	NSEC_PER_MSEC
+
+static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
+				 struct carousel_class *cl, u16 flow, u64 now,
+				 struct sk_buff **to_free)
+{
+	netdev_features_t features = netif_skb_features(skb);
+	unsigned int len = 0, prev_len = qdisc_pkt_len(skb);
+	struct sk_buff *segs, *nskb;
+	int nb = 0;
+
+	segs = skb_gso_segment(skb, features & ~NETIF_F_GSO_MASK);
+	if (IS_ERR_OR_NULL(segs))
+		return qdisc_drop(skb, sch, to_free);
+
+	skb_list_walk_safe(segs, segs, nskb) {
+		unsigned int seg_len = segs->len;
+
+		skb_mark_not_on_list(segs);
+		qdisc_skb_cb(segs)->pkt_len = seg_len;
+		if (carousel_enqueue_one(segs, sch, cl, flow, now,
+					 to_free) == NET_XMIT_SUCCESS) {
+			nb++;
+			len += seg_len;
+		}
+	}
+	if (!nb) {
+		kfree_skb(skb);
+		return NET_XMIT_DROP;
+	}
+	/* Our parents counted one packet of prev_len. */
+	qdisc_tree_reduce_backlog(sch, 1 - nb, prev_len - len);
+	consume_skb(skb);
+	return NET_XMIT_SUCCESS;
+}
+
+static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
+			    struct sk_buff **to_free)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_class *cl;
+	u64 now;
+	u16 flow;
+	int ret;
+
+	if (!carousel_classify(skb, sch, &cl, &ret)) {
+		if (ret & __NET_XMIT_BYPASS) {
+			qdisc_qstats_drop(sch);
+			q->stat_filter_drops++;
+		}
+		__qdisc_drop(skb, to_free);
+		return ret;
+	}
+
+	carousel_set_pacing(skb);
+	flow = carousel_flow(skb);
+	now = ktime_get_ns();
+	if (cl && skb_is_gso(skb) &&
+	    carousel_tx_ns(q, cl, qdisc_pkt_len(skb)) > CAROUSEL_SPLIT_NS)
+		return carousel_enqueue_segs(skb, sch, cl, flow, now, to_free);
+	return carousel_enqueue_one(skb, sch, cl, flow, now, to_free);
 }
 
 /* A packet leaves the wheel, sent or dropped: undo its accounting. */
@@ -370,22 +426,46 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	return NULL;
 }
 
-/* Drop the earliest packets until at most `keep' are left. */
-static void carousel_trim(struct Qdisc *sch, u32 keep, u64 *stat)
+/*
+ * Move every packet into wheel w (a new one, or the current one restarted)
+ * in time order, which keeps the order of every flow, with the cursor at
+ * now.  The packets past the first `keep' to leave, and any the new wheel
+ * cannot hold, are dropped and counted.  Departure times do not change,
+ * so an armed watchdog stays right.
+ */
+static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
+			     u32 levels, u32 gran, u32 keep)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
-	unsigned int bytes = 0, pkts = 0;
-	struct sk_buff *skb;
+	struct carousel_wheel *old = q->wheel;
+	struct sk_buff *list = NULL, **tail = &list, *skb;
+	unsigned int bytes = 0, pkts = 0, n = 0;
+	u64 cascades = old->cascades;
 
-	while (sch->q.qlen > keep) {
-		skb = carousel_wheel_pop_first(q->wheel);
-		if (WARN_ON_ONCE(!skb))
-			break;
+	while ((skb = carousel_wheel_pop_first(old))) {
+		*tail = skb;
+		tail = &skb->next;
+	}
+	carousel_wheel_init(w, levels, gran, ktime_get_ns());
+	w->cascades = cascades;
+	q->wheel = w;
+
+	while (list) {
+		skb = list;
+		list = skb->next;
+		if (n < keep &&
+		    carousel_wheel_insert(w, skb, carousel_skb_time(skb))) {
+			n++;
+			continue;
+		}
+		if (n < keep)
+			q->stat_horizon_drops++;
+		else
+			q->stat_limit_drops++;
 		bytes += qdisc_pkt_len(skb);
 		pkts++;
 		carousel_unlink(sch, skb, false);
 		qdisc_qstats_drop(sch);
-		(*stat)++;
 		rtnl_kfree_skbs(skb, skb);
 	}
 	qdisc_tree_reduce_backlog(sch, pkts, bytes);
@@ -512,8 +592,6 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	struct nlattr *tb[TCA_CAROUSEL_MAX + 1] = { };
 	struct carousel_wheel *w = NULL, *old = NULL;
 	struct carousel_params p;
-	unsigned int bytes = 0, pkts = 0;
-	struct sk_buff *skb;
 	u32 levels;
 	int err;
 
@@ -555,28 +633,16 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	WRITE_ONCE(q->horizon_drop, p.horizon_drop);
 
 	if (w) {
-		/* Move the packets over in time order, which keeps the order
-		 * of every flow.
-		 */
 		old = q->wheel;
-		q->wheel = w;
-		while (old && (skb = carousel_wheel_pop_first(old))) {
-			if (carousel_wheel_insert(w, skb, carousel_skb_time(skb)))
-				continue;
-			bytes += qdisc_pkt_len(skb);
-			pkts++;
-			carousel_unlink(sch, skb, false);
-			qdisc_qstats_drop(sch);
-			q->stat_horizon_drops++;
-			rtnl_kfree_skbs(skb, skb);
-		}
 		if (old)
-			w->cascades = old->cascades;
-		q->timer_expiry = 0;
-		qdisc_watchdog_cancel(&q->watchdog);
+			carousel_rebuild(sch, w, levels, p.granularity,
+					 p.limit);
+		else
+			q->wheel = w;
+	} else if (sch->q.qlen > p.limit) {
+		carousel_rebuild(sch, q->wheel, levels, p.granularity,
+				 p.limit);
 	}
-	qdisc_tree_reduce_backlog(sch, pkts, bytes);
-	carousel_trim(sch, sch->limit, &q->stat_limit_drops);
 	sch_tree_unlock(sch);
 
 	kvfree(old);

@@ -90,6 +90,10 @@ struct tc_carousel_class_xstats {
  * Compat: every difference between the kernels we build for is handled
  * here, from feature probes in Kbuild (never from version numbers).
  */
+#ifdef CAROUSEL_HAVE_NET_GSO_H
+/* Since 6.6, skb_gso_segment() is declared here. */
+#include <net/gso.h>
+#endif
 #ifndef CAROUSEL_HAVE_ALIAS_NET_SCH
 /* Before 6.10, tc asks for the module "sch_<kind>" by name. */
 #define MODULE_ALIAS_NET_SCH(id)	MODULE_ALIAS("sch_" id)
@@ -144,7 +148,9 @@ static inline u64 carousel_skb_time(const struct sk_buff *skb)
  *
  * The top level must cover the horizon twice over (so that a lagging
  * cursor never lets the ring wrap onto itself): carousel_wheel_levels()
- * picks the number of levels from granularity and horizon.
+ * picks the number of levels from granularity and horizon.  A packet
+ * that would still wrap it (a cursor lagging by more than the horizon,
+ * as when a device is stalled with packets queued) is refused by insert.
  *
  * The includer provides carousel_skb_time(skb), the departure time in ns,
  * and the skb->next link.
@@ -182,18 +188,6 @@ static inline size_t carousel_wheel_size(u32 levels)
 	       levels * sizeof(struct carousel_level);
 }
 
-/*
- * Levels needed so that the ring of the top level spans at least twice
- * the horizon: 1024^levels ticks > 2 * horizon / gran.
- */
-static inline u32 carousel_wheel_levels(u32 gran, u64 horizon_ns)
-{
-	u64 ticks = div_u64(horizon_ns, gran) + 1;
-	u32 bits = fls64(ticks) + 1;
-
-	return (bits + CAROUSEL_LVL_BITS - 1) / CAROUSEL_LVL_BITS;
-}
-
 static inline void carousel_wheel_init(struct carousel_wheel *w, u32 levels,
 				       u32 gran, u64 now)
 {
@@ -206,6 +200,23 @@ static inline void carousel_wheel_init(struct carousel_wheel *w, u32 levels,
 static inline u32 carousel_shift(u32 level)
 {
 	return level * CAROUSEL_LVL_BITS;
+}
+
+/*
+ * Levels needed so that insert() accepts a packet at the horizon even
+ * from a cursor lagging by the horizon: it takes up to 1023 top-level
+ * slots ahead of the cursor, so 1023 * 1024^(levels-1) >= 2 * horizon
+ * ticks.  At least two levels, so that level 0 is never the ring.
+ */
+static inline u32 carousel_wheel_levels(u32 gran, u64 horizon_ns)
+{
+	u64 ticks = div_u64(horizon_ns, gran) + 1;
+	u32 levels = 2;
+
+	while (((u64)CAROUSEL_LVL_MASK << carousel_shift(levels - 1)) <
+	       2 * ticks && levels <= CAROUSEL_MAX_LEVELS)
+		levels++;
+	return levels;
 }
 
 static inline void carousel_slot_append(struct carousel_wheel *w, u32 level,
@@ -332,8 +343,10 @@ carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake)
 		int idx;
 
 		idx = carousel_level_find(&w->lvl[0], w->cur & CAROUSEL_LVL_MASK);
+		if (idx < 0 && w->levels == 1)	/* level 0 is the ring */
+			idx = carousel_level_find(&w->lvl[0], 0);
 		if (idx >= 0) {
-			u64 tick = (w->cur & ~(u64)CAROUSEL_LVL_MASK) | idx;
+			u64 tick = w->cur + ((idx - w->cur) & CAROUSEL_LVL_MASK);
 
 			w->cur = tick < now_tick ? tick : max(w->cur, now_tick);
 			return &w->lvl[0].slot[idx];
@@ -385,7 +398,10 @@ static inline struct sk_buff *carousel_wheel_pop(struct carousel_wheel *w,
 	return skb;
 }
 
-/* Unlink and return the earliest packet, due or not (purge, rebuild). */
+/*
+ * Unlink and return the earliest packet, due or not.  This may move the
+ * cursor past now: only for emptying the wheel (purge, rebuild).
+ */
 static inline struct sk_buff *carousel_wheel_pop_first(struct carousel_wheel *w)
 {
 	struct carousel_slot *s;
