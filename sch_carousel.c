@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sch_carousel.c	Carousel: one timing wheel shapes every flow and class.
+ * Carousel: one timing wheel shapes every flow and every class.
  *
  * Meaning of the word: the packets ride a wheel of time slots, and whatever
  * slot has come round leaves.  The design follows "Carousel: Scalable
@@ -59,12 +59,12 @@
 #include "sch_carousel.h"
 
 #define CAROUSEL_FLOW_BITS	12
-#define CAROUSEL_FLOWS		(1U << CAROUSEL_FLOW_BITS)
+#define CAROUSEL_FLOWS		BIT(CAROUSEL_FLOW_BITS)
 
-#define CAROUSEL_RATE_MAX	(1ULL << 40)		/* bytes/s: 8.8 Tbit */
+#define CAROUSEL_RATE_MAX	BIT_ULL(40)		/* bytes/s: 8.8 Tbit */
 #define CAROUSEL_GRAN_MAX	NSEC_PER_SEC
 #define CAROUSEL_SLACK_MAX	NSEC_PER_SEC
-#define CAROUSEL_LIMIT_MAX	(1U << 24)
+#define CAROUSEL_LIMIT_MAX	BIT(24)
 
 struct carousel_class {
 	u64		rate;		/* bytes/s */
@@ -204,8 +204,12 @@ static void carousel_set_pacing(struct sk_buff *skb)
 	struct sock *sk = skb->sk;
 
 	if (sk && sk_fullsock(sk) &&
-	    READ_ONCE(sk->sk_pacing_status) != SK_PACING_FQ)
+	    READ_ONCE(sk->sk_pacing_status) != SK_PACING_FQ) {
+		/* Pairs with smp_load_acquire() in tcp_needs_internal_pacing():
+		 * from now on TCP leaves the pacing of its EDT stamps to us.
+		 */
 		smp_store_release(&sk->sk_pacing_status, SK_PACING_FQ);
+	}
 }
 
 static int carousel_drop(struct sk_buff *skb, struct Qdisc *sch,
@@ -513,11 +517,6 @@ struct carousel_params {
 	u8	horizon_drop;
 };
 
-#define CAROUSEL_BAD(attr, msg) do {					\
-		NL_SET_ERR_MSG_ATTR(extack, attr, "carousel: " msg);	\
-		return -EINVAL;						\
-	} while (0)
-
 static int carousel_parse(struct nlattr **tb, struct carousel_params *p,
 			  struct netlink_ext_ack *extack)
 {
@@ -526,50 +525,74 @@ static int carousel_parse(struct nlattr **tb, struct carousel_params *p,
 	a = tb[TCA_CAROUSEL_RATE];
 	if (a) {
 		p->rate = nla_get_u64(a);
-		if (p->rate > CAROUSEL_RATE_MAX)
-			CAROUSEL_BAD(a, "rate must be at most 8.8Tbit (2^40 bytes/s), or 0 for no ceiling");
+		if (p->rate > CAROUSEL_RATE_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: rate must be at most 8.8Tbit, or 0 for none");
+			return -EINVAL;
+		}
 	}
 	a = tb[TCA_CAROUSEL_DEFAULT];
 	if (a) {
 		p->default_minor = nla_get_u32(a);
-		if (p->default_minor > 0xffff)
-			CAROUSEL_BAD(a, "default must be a class minor between 1 and ffff, or 0 for none");
+		if (p->default_minor > 0xffff) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: default must be a minor 1..ffff, or 0");
+			return -EINVAL;
+		}
 	}
 	a = tb[TCA_CAROUSEL_GRANULARITY];
 	if (a) {
 		p->granularity = nla_get_u32(a);
-		if (!p->granularity || p->granularity > CAROUSEL_GRAN_MAX)
-			CAROUSEL_BAD(a, "granularity must be between 1ns and 1s");
+		if (!p->granularity || p->granularity > CAROUSEL_GRAN_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: granularity must be between 1ns and 1s");
+			return -EINVAL;
+		}
 	}
 	a = tb[TCA_CAROUSEL_HORIZON];
 	if (a) {
-		if (!nla_get_u32(a))
-			CAROUSEL_BAD(a, "horizon must be at least 1us");
+		if (!nla_get_u32(a)) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: horizon must be at least 1us");
+			return -EINVAL;
+		}
 		p->horizon = (u64)nla_get_u32(a) * NSEC_PER_USEC;
 	}
 	a = tb[TCA_CAROUSEL_HORIZON_DROP];
 	if (a) {
 		p->horizon_drop = nla_get_u8(a);
-		if (p->horizon_drop > 1)
-			CAROUSEL_BAD(a, "horizon_drop must be 0 (cap) or 1 (drop)");
+		if (p->horizon_drop > 1) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: horizon_drop must be 0 (cap) or 1 (drop)");
+			return -EINVAL;
+		}
 	}
 	a = tb[TCA_CAROUSEL_LIMIT];
 	if (a) {
 		p->limit = nla_get_u32(a);
-		if (!p->limit || p->limit > CAROUSEL_LIMIT_MAX)
-			CAROUSEL_BAD(a, "limit must be between 1 and 16777216 packets");
+		if (!p->limit || p->limit > CAROUSEL_LIMIT_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: limit must be between 1 and 16777216 packets");
+			return -EINVAL;
+		}
 	}
 	a = tb[TCA_CAROUSEL_FLOW_LIMIT];
 	if (a) {
 		p->flow_limit = nla_get_u32(a);
-		if (!p->flow_limit || p->flow_limit > U16_MAX)
-			CAROUSEL_BAD(a, "flow_limit must be between 1 and 65535 packets");
+		if (!p->flow_limit || p->flow_limit > U16_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: flow_limit must be between 1 and 65535 packets");
+			return -EINVAL;
+		}
 	}
 	a = tb[TCA_CAROUSEL_TIMER_SLACK];
 	if (a) {
 		p->timer_slack = nla_get_u32(a);
-		if (p->timer_slack > CAROUSEL_SLACK_MAX)
-			CAROUSEL_BAD(a, "timer_slack must be at most 1s");
+		if (p->timer_slack > CAROUSEL_SLACK_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: timer_slack must be at most 1s");
+			return -EINVAL;
+		}
 	}
 
 	if (p->horizon < p->granularity) {
@@ -798,9 +821,11 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 
 	if (tb[TCA_CAROUSEL_CLASS_RATE]) {
 		rate = nla_get_u64(tb[TCA_CAROUSEL_CLASS_RATE]);
-		if (!rate || rate > CAROUSEL_RATE_MAX)
-			CAROUSEL_BAD(tb[TCA_CAROUSEL_CLASS_RATE],
-				     "class rate must be between 1 byte/s and 8.8Tbit (2^40 bytes/s)");
+		if (!rate || rate > CAROUSEL_RATE_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_CAROUSEL_CLASS_RATE],
+					    "carousel: class rate must be 1 byte/s .. 8.8Tbit");
+			return -EINVAL;
+		}
 	} else if (!cl) {
 		NL_SET_ERR_MSG_MOD(extack, "a new class needs a rate");
 		return -EINVAL;
@@ -824,11 +849,11 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 	}
 
 	if (TC_H_MAJ(classid) != sch->handle || !TC_H_MIN(classid)) {
-		NL_SET_ERR_MSG_MOD(extack, "classid must be <qdisc handle>:<minor>, minor non-zero");
+		NL_SET_ERR_MSG_MOD(extack, "classid must be <qdisc handle>:<non-zero minor>");
 		return -EINVAL;
 	}
 	if (parentid != TC_H_ROOT && parentid != sch->handle) {
-		NL_SET_ERR_MSG_MOD(extack, "parent must be the carousel qdisc: classes are not nested");
+		NL_SET_ERR_MSG_MOD(extack, "parent must be the qdisc: classes do not nest");
 		return -EINVAL;
 	}
 
@@ -903,7 +928,7 @@ static struct tcf_block *carousel_tcf_block(struct Qdisc *sch,
 	struct carousel_sched_data *q = qdisc_priv(sch);
 
 	if (cl) {
-		NL_SET_ERR_MSG_MOD(extack, "filters attach to the qdisc (parent 1:), not to a class");
+		NL_SET_ERR_MSG_MOD(extack, "filters attach to the qdisc, not to a class");
 		return NULL;
 	}
 	return q->block;
@@ -930,7 +955,7 @@ static int carousel_graft(struct Qdisc *sch, unsigned long arg,
 			  struct Qdisc *new, struct Qdisc **old,
 			  struct netlink_ext_ack *extack)
 {
-	NL_SET_ERR_MSG_MOD(extack, "carousel classes hold no child qdisc: packets wait in the wheel");
+	NL_SET_ERR_MSG_MOD(extack, "classes hold no child qdisc: packets wait in the wheel");
 	return -EOPNOTSUPP;
 }
 

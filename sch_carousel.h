@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * sch_carousel.h - interface of the carousel qdisc.
+ * The interface of the carousel qdisc.
  *
  * The first part is the netlink ABI shared by the kernel module and the tc
  * plugin (tc/q_carousel.c).  It has no kernel-only dependencies.
@@ -355,7 +355,7 @@ carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake)
 		for (level = 1; level < w->levels; level++) {
 			base = w->cur >> carousel_shift(level);
 			idx = carousel_level_find(&w->lvl[level],
-					    (base & CAROUSEL_LVL_MASK) + 1);
+						  (base & CAROUSEL_LVL_MASK) + 1);
 			if (idx < 0 && level == w->levels - 1)
 				idx = carousel_level_find(&w->lvl[level], 0);
 			if (idx >= 0)
