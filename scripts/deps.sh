@@ -50,6 +50,10 @@ if ! command -v vng >/dev/null 2>&1; then
 	python3 -m pip install -q virtme-ng
 fi
 
+# --- iproute2 6.15 from backports, unpacked into a cache (not installed):
+# the plugin is tested against it too, and its tc prints class JSON.
+echo "deps: iproute2 6.15 tc: $(bash "$(dirname "$0")/iproute2-bp.sh")"
+
 # vng reads the kernel image; Debian installs it 0600.
 $SUDO chmod a+r /boot/vmlinuz-* 2>/dev/null || true
 echo "deps: ok"

@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build sch_carousel.ko for one installed kernel into build/<release>/,
+# with W=1; any compiler warning fails the build.
+#
+#   scripts/build-module.sh KVER [LOG]     KVER: a full release, 6.1 or 6.12
+#
+# Prints the path of the module on success.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+kver=$(bash scripts/vm.sh --resolve "$1")
+log=${2:-build/$kver.build.log}
+d=build/$kver
+mkdir -p "$d" "$(dirname "$log")"
+for f in Kbuild sch_carousel.c sch_carousel.h; do
+	ln -sfn "../../$f" "$d/$f"
+done
+rc=0
+make -C "/lib/modules/$kver/build" M="$REPO/$d" W=1 modules >"$log" 2>&1 || rc=$?
+if [ "$rc" != 0 ] || grep -qiE 'warning:|error:' "$log"; then
+	grep -iE -A3 'warning:|error:' "$log" | head -n 40 >&2
+	exit 1
+fi
+echo "$REPO/$d/sch_carousel.ko"

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: the unit tests, then, for each kernel, a W=1 build of the
+# module and one VM running every selftest (selftests/run.sh).  Results come
+# from the files the guest writes in the shared results dir, never from the
+# console.  Ends with one line, "N passed, N failed, N skipped", and exits
+# non-zero if anything failed, a build warned or a VM died.
+#
+# Environment:
+#   CAROUSEL_KERNELS   kernels to test (default "6.1 6.12"; prefixes or full
+#                      releases, see scripts/vm.sh)
+#   CAROUSEL_TESTS     only selftests matching these globs/regexes ("01 0[2-4]-*")
+#   CAROUSEL_RESULTS   results dir (default build/results/check-<date>-<pid>;
+#                      build/results/latest points to the last one)
+#   CAROUSEL_MODULE    "none": no build, tests run without the module (harness
+#                      development only)
+#   CAROUSEL_SKIP_UNIT 1: skip the unit tests
+#   and those of scripts/vm.sh (CAROUSEL_VM_TIMEOUT ...) and selftests/run.sh.
+#
+# Counting: each unit test, each TAP case of each kernel; a failed build and
+# a VM that died (no verdict file) count one failure each.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO" || exit 1
+T0=$(date +%s)
+
+RES=${CAROUSEL_RESULTS:-$REPO/build/results/check-$(date +%Y%m%d-%H%M%S)-$$}
+mkdir -p "$RES" || exit 1
+RES=$(cd "$RES" && pwd -P)
+mkdir -p "$REPO/build/results" && ln -sfn "$RES" "$REPO/build/results/latest" 2>/dev/null || true
+export CAROUSEL_RESULTS=$RES
+
+PASS=0 FAIL=0 SKIP=0
+REPORT=()		# summary lines, printed at the end
+
+say() { printf '%s\n' "$*"; }
+hr() { say "==== $* ===="; }
+
+# count_tap FILE: "pass fail skip" from the ok / not ok lines of a TAP file.
+count_tap() {
+	awk '/^ok [0-9]+ .*# SKIP/ { s++; next }
+	     /^ok [0-9]+/ { p++; next }
+	     /^not ok [0-9]+/ { f++ }
+	     END { printf "%d %d %d\n", p, f, s }' "$1"
+}
+
+# ---------------------------------------------------------------- unit tests
+if [ -f selftests/unit/Makefile ] && [ "${CAROUSEL_SKIP_UNIT:-0}" != 1 ]; then
+	hr "unit tests"
+	make -C selftests/unit run 2>&1 | tee "$RES/unit.log"
+	urc=${PIPESTATUS[0]}
+	# Prefer the "N passed, N failed[, N skipped]" lines; else count TAP.
+	# Several binaries (plain, sanitizers) may each print one: add them up.
+	read -r up uf us < <(
+		sed -n -E 's/^[#[:space:]]*([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*$/\1 \2 \4/p' \
+			"$RES/unit.log" | awk 'NF { p += $1; f += $2; s += $3; n++ }
+				END { if (n) print p, f, s + 0 }')
+	if [ -z "${up:-}" ]; then
+		read -r up uf us < <(count_tap "$RES/unit.log")
+		if [ "$((up + uf + us))" = 0 ]; then
+			up=0 uf=0 us=0
+			[ "$urc" = 0 ] && up=1 || uf=1
+		fi
+	fi
+	us=${us:-0}
+	note=
+	if [ "$urc" != 0 ] && [ "$uf" = 0 ]; then
+		uf=1
+		note=" (make exited $urc)"
+	fi
+	PASS=$((PASS + up)) FAIL=$((FAIL + uf)) SKIP=$((SKIP + us))
+	REPORT+=("unit: $up passed, $uf failed, $us skipped$note")
+fi
+
+# ---------------------------------------------------------------- kernels
+# build_module KVER: W=1 build in build/KVER/; any warning fails it.
+build_module() {
+	bash scripts/build-module.sh "$1" "$RES/$1.build.log" >/dev/null
+}
+
+# table KVER: one row per TAP case, with the test's duration.
+table() {
+	awk '
+	/^# [^ ]+: exit [0-9]+ after [0-9.]+s$/ { t[$2] = $NF; next }
+	/^(not )?ok [0-9]+ / {
+		st = ($1 == "not") ? "not ok" : "ok"
+		line = $0
+		sub(/^(not )?ok [0-9]+ /, "", line)
+		name = line; why = ""
+		if (index(line, " # ")) {
+			name = substr(line, 1, index(line, " # ") - 1)
+			why = substr(line, index(line, " # ") + 3)
+		}
+		if (st == "ok" && why ~ /^SKIP/) { st = "skip"; sub(/^SKIP ?/, "", why) }
+		d = t[name ":"]
+		printf "   %-7s %-34s %7s  %s\n", st, name, d, why
+	}' "$1"
+}
+
+KERNELS=${CAROUSEL_KERNELS:-6.1 6.12}
+for k in $KERNELS; do
+	if ! kver=$(bash scripts/vm.sh --resolve "$k"); then
+		FAIL=$((FAIL + 1))
+		REPORT+=("== $k: FAIL: no such kernel installed")
+		continue
+	fi
+	hr "$kver"
+	runarg=()
+	if [ "${CAROUSEL_MODULE:-}" = none ]; then
+		runarg=(--no-module)
+	else
+		say "building build/$kver (W=1)"
+		b0=$(date +%s)
+		if ! build_module "$kver"; then
+			FAIL=$((FAIL + 1))
+			REPORT+=("== $kver: FAIL: module build failed or warned (W=1): $RES/$kver.build.log")
+			tail -n 20 "$RES/$kver.build.log"
+			continue
+		fi
+		say "built in $(( $(date +%s) - b0 ))s"
+	fi
+
+	rm -f "$RES/$kver".{tap,verdict,counts,current,out,console.log}
+	v0=$(date +%s.%N)
+	bash scripts/vm.sh --console "$RES/$kver.console.log" "$kver" -- \
+		bash selftests/run.sh "${runarg[@]}" | tee "$RES/$kver.out"
+	vrc=${PIPESTATUS[0]}
+	vm_s=$(awk -v a="$v0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+
+	p=0 f=0 s=0
+	[ -e "$RES/$kver.tap" ] && read -r p f s < <(count_tap "$RES/$kver.tap")
+	verdict=$(cat "$RES/$kver.verdict" 2>/dev/null)
+	run_s=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$RES/$kver.counts" 2>/dev/null)
+	planned=$(sed -n 's/.*planned=\([0-9]*\).*/\1/p' "$RES/$kver.counts" 2>/dev/null)
+	extra=
+	if [ -z "$verdict" ]; then
+		# No verdict: the VM died (panic on WARN/oops, timeout, vng error).
+		f=$((f + 1))
+		cur=$(cat "$RES/$kver.current" 2>/dev/null)
+		why=$(grep -m1 -E 'Kernel panic|WARNING:|BUG:|Oops' "$RES/$kver.console.log" 2>/dev/null)
+		extra="VM DIED (exit $vrc) during ${cur:-boot}${why:+: $why}"
+		verdict=FAIL
+	elif [ "$verdict" = PASS ] && { [ "$vrc" != 0 ] || [ "$f" != 0 ]; }; then
+		f=$((f + 1))
+		extra="verdict PASS but VM exit $vrc, $f failed case(s)"
+		verdict=FAIL
+	elif [ "$verdict" != PASS ] && [ "$f" = 0 ]; then
+		f=1
+		extra="verdict $verdict with no failed case"
+		verdict=FAIL
+	elif [ -n "$planned" ] && [ "$((p + f + s))" != "$planned" ]; then
+		extra="$((p + f + s)) cases reported, $planned planned"
+		f=$((f + 1))
+		verdict=FAIL
+	fi
+	PASS=$((PASS + p)) FAIL=$((FAIL + f)) SKIP=$((SKIP + s))
+	timing="VM ${vm_s}s"
+	[ -z "$run_s" ] || timing+=": tests ${run_s}s, boot+shutdown $(awk -v a="$vm_s" -v b="$run_s" 'BEGIN { printf "%.1f", a - b }')s"
+	REPORT+=("== $kver: $verdict  $p passed, $f failed, $s skipped  ($timing)")
+	[ -e "$RES/$kver.tap" ] && while IFS= read -r l; do REPORT+=("$l"); done < <(table "$RES/$kver.tap")
+	[ -z "$extra" ] || REPORT+=("   !! $extra" "   console: $RES/$kver.console.log")
+done
+
+# ---------------------------------------------------------------- summary
+hr "summary (results in $RES)"
+for l in "${REPORT[@]}"; do say "$l"; done
+d=$(( $(date +%s) - T0 ))
+say "total duration: $((d / 60))m$((d % 60))s"
+say "$PASS passed, $FAIL failed, $SKIP skipped"
+[ "$FAIL" = 0 ]

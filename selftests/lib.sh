@@ -1,0 +1,499 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# selftests/lib.sh: sourced by every selftest (selftests/NN-name.sh), in the
+# style of tools/testing/selftests/net/lib.sh.
+#
+#   #!/bin/bash
+#   # timeout: 120                  (optional; run.sh's per-test limit, s)
+#   source "$(dirname "$0")/lib.sh"
+#   require_carousel
+#   setup_pair                      # NS_S/NS_R, DEV_S (=DEV)/DEV_R, IP_S/IP_R
+#   ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "add"
+#   bps=$(iperf_tcp 5201 5)
+#   assert_within goodput "$bps" "$(tcp_goodput_expected 10000000 1500)" 5
+#
+# Exit codes (kselftest): 0 pass, 1 fail, 4 skip.  fail/skip work from
+# anywhere, even inside $(...): the subshell signals the test's main shell,
+# which then exits.  Cleanup (trap on EXIT) deletes the netns, kills the
+# background processes and runs what was registered with defer, in reverse.
+#
+# Environment from run.sh: CAROUSEL_REPO, CAROUSEL_KVER, CAROUSEL_RESULTS,
+# CAROUSEL_TEST_NAME, CAROUSEL_SKIP_FILE, TC_LIB_DIR.  A test also runs by
+# hand (as root, in the VM): bash selftests/01-load.sh.
+
+set -u
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+# (Every fork+exec costs ~0.1 s in the TCG guest, jq ~0.3 s: builtins where we can.)
+LIB_DIR=$(readlink -f "${BASH_SOURCE[0]}")
+LIB_DIR=${LIB_DIR%/*}
+TOOLS=$LIB_DIR/tools
+REPO=${CAROUSEL_REPO:-${LIB_DIR%/*}}
+KVER=${CAROUSEL_KVER:-$(uname -r)}
+_t=${0##*/}
+TEST_NAME=${CAROUSEL_TEST_NAME:-${_t%.sh}}
+PYTHON=${PYTHON:-python3}
+
+# TC_NEW: a newer tc to test the plugin against too (iproute2 6.15 from
+# bookworm-backports, unpacked by deps.sh, not installed); empty if absent.
+TC_NEW=${CAROUSEL_TC_NEW:-}
+if [ -z "$TC_NEW" ]; then
+	for _t in "${HOME:-/root}/.cache/sch_carousel/iproute2-bp/root/sbin/tc" \
+		  /root/.cache/sch_carousel/iproute2-bp/root/sbin/tc; do
+		if [ -x "$_t" ]; then
+			TC_NEW=$_t
+			break
+		fi
+	done
+fi
+
+# Addresses from the benchmarking range 198.18.0.0/15 (RFC 2544).
+IP_S=198.18.0.1
+IP_R=198.18.0.2
+DEV_S=veth_s
+DEV_R=veth_r
+DEV=$DEV_S			# where the qdisc under test goes
+NS_S=
+NS_R=
+
+TMPD=$(mktemp -d "/tmp/carousel-$TEST_NAME.XXXXXX")
+# Artifacts (iperf JSON, tool output) the host can read after the run.
+if [ -n "${CAROUSEL_RESULTS:-}" ] && [ -w "${CAROUSEL_RESULTS}" ]; then
+	ART=$CAROUSEL_RESULTS/$KVER.d/$TEST_NAME
+else
+	ART=$TMPD/artifacts
+fi
+mkdir -p "$ART"
+
+_T0=${EPOCHREALTIME/./}
+_MAIN_PID=$BASHPID
+_DEFER=()
+_BG_PIDS=()
+declare -A _IPERF_CLIENT=()	# port -> client pid
+declare -A _IPERF_SERVER=()	# port -> server pid
+declare -A _TXTIME_RECV=()	# port -> txtime.py recv pid
+
+# ---------------------------------------------------------------- basics
+
+# now_ms: monotonic-enough wall clock in ms.
+now_ms() { echo $(( ${EPOCHREALTIME/./} / 1000 )); }
+
+# log MSG...: a line (to stderr) with the seconds since the test started.
+log() {
+	local us=$(( ${EPOCHREALTIME/./} - _T0 ))
+	printf '[%d.%02ds] %s\n' $((us / 1000000)) $((us % 1000000 / 10000)) "$*" >&2
+}
+
+# fail MSG...: the test fails now (exit 1), from anywhere.
+fail() {
+	echo "FAIL: $*" >&2
+	if [ "$BASHPID" != "$_MAIN_PID" ]; then
+		kill -USR1 "$_MAIN_PID" 2>/dev/null
+	fi
+	exit "$KSFT_FAIL"
+}
+
+# skip REASON...: the test is skipped now (exit 4), from anywhere.  The
+# reason ends up in the TAP line: "ok N name # SKIP reason".
+skip() {
+	echo "SKIP: $*" >&2
+	[ -z "${CAROUSEL_SKIP_FILE:-}" ] || echo "$*" >"$CAROUSEL_SKIP_FILE"
+	if [ "$BASHPID" != "$_MAIN_PID" ]; then
+		kill -USR2 "$_MAIN_PID" 2>/dev/null
+	fi
+	exit "$KSFT_SKIP"
+}
+
+# check_fail MSG...: a soft failure: log it, go on, fail the test at exit.
+check_fail() {
+	echo "FAIL: $*" >&2
+	echo "$*" >>"$TMPD/soft_fails"
+	return 1
+}
+
+# defer CMD [ARGS...]: run CMD at cleanup (last registered runs first).
+defer() {
+	local q
+	q=$(printf '%q ' "$@")
+	_DEFER+=("$q")
+}
+
+# bg CMD [ARGS...]: start CMD in the background, killed at cleanup; sets
+# BG_PID to its pid.  CMD may start with ns_s / ns_r:  bg ns_r socat ...
+bg() {
+	case $1 in
+	ns_s) shift; ip netns exec "$NS_S" "$@" & ;;
+	ns_r) shift; ip netns exec "$NS_R" "$@" & ;;
+	*) "$@" & ;;
+	esac
+	BG_PID=$!
+	_BG_PIDS+=("$BG_PID")
+}
+
+# wait_pid PID (also _wait_pid): wait for PID: its exit status if it is a
+# child of this shell; else (e.g. called from a $(...) subshell) poll until
+# it is gone and return 0 (callers then judge by the output files).
+_wait_pid() {
+	local rc=0
+	if [ "$(ps -o ppid= -p "$1" 2>/dev/null | tr -d ' ')" = "$BASHPID" ]; then
+		wait "$1" || rc=$?
+		return "$rc"
+	fi
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 0.1
+	done
+	wait "$1" 2>/dev/null	# reap it if it was ours after all
+	return 0
+}
+
+wait_pid() { _wait_pid "$@"; }
+
+cleanup() {
+	local rc=$? i
+	set +e
+	trap - EXIT USR1 USR2 TERM INT
+	if declare -F cleanup_test >/dev/null; then
+		cleanup_test
+	fi
+	for ((i = ${#_DEFER[@]} - 1; i >= 0; i--)); do
+		eval "${_DEFER[i]}"
+	done
+	for i in "${_BG_PIDS[@]}"; do
+		kill "$i" 2>/dev/null
+	done
+	for i in "${_BG_PIDS[@]}"; do
+		wait "$i" 2>/dev/null
+	done
+	for i in $NS_S $NS_R; do
+		ip netns del "$i" 2>/dev/null
+	done
+	if [ "$rc" = 0 ] && [ -s "$TMPD/soft_fails" ]; then
+		echo "FAIL: $(wc -l <"$TMPD/soft_fails") check(s) failed" >&2
+		rc=$KSFT_FAIL
+	fi
+	rm -rf "$TMPD"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit $KSFT_FAIL' USR1
+trap 'exit $KSFT_SKIP' USR2
+trap 'echo "FAIL: killed (timeout?)" >&2; exit $KSFT_FAIL' TERM INT
+
+# busywait TIMEOUT_MS CMD [ARGS...]: retry CMD every 100 ms until it
+# succeeds or TIMEOUT_MS passed.  Prints the last attempt's stdout and
+# returns its status (net/lib.sh semantics).
+busywait() {
+	local timeout_ms=$1 start out ret
+	shift
+	start=$(now_ms)
+	while :; do
+		out=$("$@")
+		ret=$?
+		if [ "$ret" = 0 ] || (( $(now_ms) - start > timeout_ms )); then
+			printf '%s' "$out"
+			return "$ret"
+		fi
+		sleep 0.1
+	done
+}
+
+# require_cmd CMD...: skip unless every CMD is in PATH.
+require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || skip "$c not installed"
+	done
+}
+
+# require_module MOD...: modprobe a kernel module of the booted kernel, or skip.
+require_module() {
+	local m
+	for m in "$@"; do
+		modprobe -q "$m" 2>/dev/null || [ -d "/sys/module/$m" ] ||
+			skip "kernel module $m not available"
+	done
+}
+
+# require_carousel: fail (not skip) unless sch_carousel is loaded and tc
+# knows the carousel kind.  A broken module or plugin must not look like a skip.
+require_carousel() {
+	[ -d /sys/module/sch_carousel ] || fail "sch_carousel is not loaded"
+	[ -e "${TC_LIB_DIR:-/nonexistent}/q_carousel.so" ] ||
+		fail "tc plugin q_carousel.so not found in TC_LIB_DIR=${TC_LIB_DIR:-}"
+}
+
+# mod_refcnt MOD: the module's reference count (lsmod's "Used by" number).
+mod_refcnt() {
+	cat "/sys/module/$1/refcnt" 2>/dev/null || echo -1
+}
+
+# ---------------------------------------------------------------- netns
+
+# ns_s CMD... / ns_r CMD...: run CMD in the sender / receiver netns.
+ns_s() { ip netns exec "$NS_S" "$@"; }
+ns_r() { ip netns exec "$NS_R" "$@"; }
+
+# setup_pair [--mtu N] [--no-offload] [--txqueues N] [--ipv6]: two fresh
+# netns, NS_S (sender) and NS_R (receiver), joined by a veth pair DEV_S (in
+# NS_S: IP_S/24; the qdisc goes here, DEV is DEV_S) and DEV_R (in NS_R:
+# IP_R/24).  IPv6 is off unless --ipv6 (no router solicitations, DAD or MLD
+# reports wandering through the qdisc).  --no-offload turns off TSO/GSO/GRO
+# on both ends so the qdisc sees MTU-sized packets, not GSO super-packets.
+setup_pair() {
+	local mtu=1500 offload=1 txq=1 v6=1 id ns
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--mtu) mtu=$2; shift 2 ;;
+		--no-offload) offload=0; shift ;;
+		--txqueues) txq=$2; shift 2 ;;
+		--ipv6) v6=0; shift ;;
+		*) fail "setup_pair: unknown option $1" ;;
+		esac
+	done
+	id=$$-$RANDOM
+	NS_S=carousel-s-$id
+	NS_R=carousel-r-$id
+	for ns in "$NS_S" "$NS_R"; do
+		ip netns add "$ns" || fail "ip netns add $ns"
+		ip -n "$ns" link set lo up || fail "lo up in $ns"
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=$v6 \
+			net.ipv6.conf.default.disable_ipv6=$v6 || fail "sysctl ipv6 in $ns"
+	done
+	ip -n "$NS_S" link add "$DEV_S" numtxqueues "$txq" numrxqueues "$txq" type veth \
+		peer name "$DEV_R" netns "$NS_R" numtxqueues "$txq" numrxqueues "$txq" ||
+		fail "veth pair"
+	ip -n "$NS_S" link set "$DEV_S" mtu "$mtu" || fail "mtu $mtu"
+	ip -n "$NS_R" link set "$DEV_R" mtu "$mtu" || fail "mtu $mtu"
+	ip -n "$NS_S" addr add "$IP_S/24" dev "$DEV_S" || fail "addr"
+	ip -n "$NS_R" addr add "$IP_R/24" dev "$DEV_R" || fail "addr"
+	if [ "$offload" = 0 ]; then
+		ns_s ethtool -K "$DEV_S" tso off gso off gro off >/dev/null 2>&1 ||
+			fail "ethtool -K $DEV_S"
+		ns_r ethtool -K "$DEV_R" tso off gso off gro off >/dev/null 2>&1 ||
+			fail "ethtool -K $DEV_R"
+	fi
+	ip -n "$NS_S" link set "$DEV_S" up || fail "link up"
+	ip -n "$NS_R" link set "$DEV_R" up || fail "link up"
+	busywait 5000 _link_up "$NS_S" "$DEV_S" >/dev/null || fail "$DEV_S not up"
+	busywait 5000 _link_up "$NS_R" "$DEV_R" >/dev/null || fail "$DEV_R not up"
+}
+
+_link_up() {
+	[ "$(ip -n "$1" -j link show dev "$2" | jq -r '.[0].operstate')" = UP ]
+}
+
+# PING: iputils ping, or busybox's (deps.sh installs busybox-static).
+if command -v ping >/dev/null; then
+	PING=(ping)
+else
+	PING=(busybox ping)
+fi
+
+# quiet_link: nothing but the test's own packets on the pair from now on,
+# for tests that count packets exactly: IPv6 off on both ends, permanent ARP
+# entries both ways (no ARP), and the receiver sends no ICMP destination
+# unreachable back (a flower drop on DEV_R's egress), so datagrams to a port
+# nobody listens on vanish quietly instead of making the sender's next
+# send() fail with ECONNREFUSED.
+quiet_link() {
+	local mac_s mac_r
+	ip netns exec "$NS_S" sysctl -qw "net.ipv6.conf.$DEV_S.disable_ipv6=1" >/dev/null
+	ip netns exec "$NS_R" sysctl -qw "net.ipv6.conf.$DEV_R.disable_ipv6=1" >/dev/null
+	mac_s=$(ip -n "$NS_S" -br link show dev "$DEV_S" | awk '{print $3}')
+	mac_r=$(ip -n "$NS_R" -br link show dev "$DEV_R" | awk '{print $3}')
+	[ -n "$mac_s" ] && [ -n "$mac_r" ] || fail "quiet_link: no MAC addresses"
+	ip -n "$NS_S" neigh replace "$IP_R" lladdr "$mac_r" dev "$DEV_S" nud permanent ||
+		fail "quiet_link: neigh $IP_R"
+	ip -n "$NS_R" neigh replace "$IP_S" lladdr "$mac_s" dev "$DEV_R" nud permanent ||
+		fail "quiet_link: neigh $IP_S"
+	tc -n "$NS_R" qdisc add dev "$DEV_R" clsact || fail "quiet_link: clsact on $DEV_R"
+	tc -n "$NS_R" filter add dev "$DEV_R" egress protocol ip prio 1 \
+		flower ip_proto icmp type 3 action drop || fail "quiet_link: icmp filter"
+}
+
+# ping_ok [COUNT]: COUNT (3) pings from NS_S to IP_R, 200 ms apart, answered.
+ping_ok() {
+	ns_s "${PING[@]}" -q -c "${1:-3}" -i 0.2 -W 2 "$IP_R" >/dev/null
+}
+
+# ---------------------------------------------------------------- tc JSON
+
+# qdisc_json DEV / class_json DEV: `tc -s -d -j` output (a JSON array) for DEV
+# in TC_NS (default: NS_S, the sender, where the qdisc under test lives).
+# qdisc_json uses the distro tc (stats and xstats flat in each object);
+# class_json uses tc_json (TC_NEW; stats in .stats).
+qdisc_json() { tc -n "${TC_NS:-$NS_S}" -s -d -j qdisc show dev "$1"; }
+class_json() { tc_json -n "${TC_NS:-$NS_S}" -s -d class show dev "$1"; }
+
+# tc_json TC_ARGS...: tc -j TC_ARGS (any netns, any object), run with
+# TC_NEW when there is one: Debian 12's tc (iproute2 6.1) ignores -j for
+# `class show` and prints text.  Class stats are under .stats:
+#   tc_json -n "$NS_S" -s class show dev "$DEV" | jq '.[0].stats.packets'
+tc_json() { "${TC_NEW:-tc}" -j "$@"; }
+
+# qjq DEV 'JQ' / cjq DEV 'JQ': one value (jq -r) from qdisc_json/class_json.
+#   qjq "$DEV" '.[] | select(.kind == "carousel") | .packets'
+qjq() { qdisc_json "$1" | jq -r "$2"; }
+cjq() { class_json "$1" | jq -r "$2"; }
+
+# ---------------------------------------------------------------- traffic
+
+IPERF_OMIT=${IPERF_OMIT:-1}	# seconds of warm-up left out of the result
+
+# iperf_start PORT T [CLIENT_ARGS...]: a one-off iperf3 server on PORT in
+# NS_R and, once it listens, a client in NS_S for T s (+ IPERF_OMIT s of
+# warm-up, -O) in the background.  Client JSON: $ART/iperf-PORT.json.
+# Extra args go to the client: -u -b 10M, -P 4, -S 0x10, -C reno, -l 1400 ...
+iperf_start() {
+	local port=$1 t=$2
+	shift 2
+	ip netns exec "$NS_R" iperf3 -s -1 -p "$port" >"$ART/iperf-server-$port.log" 2>&1 &
+	_IPERF_SERVER[$port]=$!
+	_BG_PIDS+=("$!")
+	busywait 5000 _listening "$port" >/dev/null ||
+		fail "iperf3 server on port $port did not start"
+	timeout $((t + IPERF_OMIT + 30)) ip netns exec "$NS_S" \
+		iperf3 -c "$IP_R" -p "$port" -t "$t" -O "$IPERF_OMIT" -J "$@" \
+		>"$ART/iperf-$port.json" 2>"$ART/iperf-$port.err" &
+	_IPERF_CLIENT[$port]=$!
+	_BG_PIDS+=("$!")
+}
+
+_listening() { ns_r ss -Htlnu "sport = :$1" | grep -q .; }
+
+# iperf_wait [PORT...]: wait for the clients (default: all started); fails
+# the test if one failed.  Call it in the shell that called iperf_start.
+iperf_wait() {
+	local p ports=("$@") rc=0
+	[ $# -gt 0 ] || ports=("${!_IPERF_CLIENT[@]}")
+	for p in "${ports[@]}"; do
+		[ -n "${_IPERF_CLIENT[$p]:-}" ] || fail "iperf_wait: no client on port $p"
+		_wait_pid "${_IPERF_CLIENT[$p]}" || rc=$?
+		unset "_IPERF_CLIENT[$p]"
+		if ! jq -e '.end.sum_received // .end.sum' "$ART/iperf-$p.json" >/dev/null 2>&1; then
+			[ "$rc" != 0 ] || rc=1
+		fi
+		if [ "$rc" != 0 ]; then
+			cat "$ART/iperf-$p.err" >&2
+			jq -r '.error // empty' "$ART/iperf-$p.json" >&2 2>/dev/null
+			fail "iperf3 client on port $p exited $rc"
+		fi
+		_wait_pid "${_IPERF_SERVER[$p]}"
+	done
+}
+
+# iperf_bps PORT: receiver-side goodput (bit/s, integer) of a finished run:
+# end.sum_received.bits_per_second (TCP and, in iperf3 >= 3.12, UDP).
+iperf_bps() {
+	jq -er '(.end.sum_received // .end.sum).bits_per_second | floor' \
+		"$ART/iperf-$1.json" || fail "no result in $ART/iperf-$1.json"
+}
+
+# iperf_json PORT: the path of the client's JSON, for anything else
+# (.end.sum_received.bytes, .end.sum.lost_percent, .intervals[] ...).
+iperf_json() { echo "$ART/iperf-$1.json"; }
+
+# iperf_tcp PORT T [CLIENT_ARGS...]: one TCP run; prints goodput in bit/s.
+iperf_tcp() {
+	iperf_start "$@"
+	iperf_wait "$1"
+	iperf_bps "$1"
+}
+
+# iperf_udp PORT T RATE [CLIENT_ARGS...]: one UDP run at RATE (iperf3 -b
+# syntax: 10M); prints receiver goodput in bit/s (UDP payload, no headers).
+iperf_udp() {
+	local port=$1 t=$2 rate=$3
+	shift 3
+	iperf_start "$port" "$t" -u -b "$rate" "$@"
+	iperf_wait "$port"
+	iperf_bps "$port"
+}
+
+# udp_loss PORT: lost percent (receiver view) of a finished UDP run.
+udp_loss() {
+	jq -r '(.end.sum_received // .end.sum).lost_percent' "$ART/iperf-$1.json"
+}
+
+# tcp_goodput_expected RATE_BPS MTU: TCP goodput (bit/s) that RATE_BPS of
+# wire rate allows, the wire counted at L2 (incl. the 14 B Ethernet header,
+# as qdisc_pkt_len is) and TCP carrying timestamps: MTU-52 of MTU+14 bytes.
+tcp_goodput_expected() {
+	awk -v r="$1" -v m="$2" 'BEGIN { printf "%.0f\n", r * (m - 52) / (m + 14) }'
+}
+
+# udp_goodput_expected RATE_BPS PAYLOAD: the same for UDP/IPv4 datagrams of
+# PAYLOAD bytes (8 + 20 + 14 bytes of headers each, no fragmentation).
+udp_goodput_expected() {
+	awk -v r="$1" -v p="$2" 'BEGIN { printf "%.0f\n", r * p / (p + 42) }'
+}
+
+# txtime_recv PORT COUNT TIMEOUT_S [ARGS...]: start tools/txtime.py recv in
+# NS_R in the background, wait until it listens.  Its JSON goes to
+# $ART/txtime-PORT.json; read it after txtime_wait.
+txtime_recv() {
+	local port=$1 count=$2 tmo=$3
+	shift 3
+	ip netns exec "$NS_R" "$PYTHON" "$TOOLS/txtime.py" recv --port "$port" --count "$count" \
+		--timeout "$tmo" "$@" >"$ART/txtime-$port.json" 2>"$ART/txtime-$port.err" &
+	_TXTIME_RECV[$port]=$!
+	_BG_PIDS+=("$!")
+	busywait 10000 _listening "$port" >/dev/null ||
+		fail "txtime.py recv did not start: $(cat "$ART/txtime-$port.err")"
+}
+
+# txtime_send PORT ARGS...: tools/txtime.py send from NS_S to IP_R:PORT
+# (ARGS: --gap-us G --count N --size S [--lead-ms L]); prints its JSON.
+txtime_send() {
+	local port=$1
+	shift
+	ns_s "$PYTHON" "$TOOLS/txtime.py" send --dst "$IP_R" --port "$port" "$@" ||
+		fail "txtime.py send failed"
+}
+
+# txtime_wait PORT: wait for the receiver; prints its JSON (one line).
+txtime_wait() {
+	_wait_pid "${_TXTIME_RECV[$1]}" && jq -e . "$ART/txtime-$1.json" >/dev/null 2>&1 ||
+		{ cat "$ART/txtime-$1.err" >&2; fail "txtime.py recv on port $1 failed"; }
+	jq -c . "$ART/txtime-$1.json"
+}
+
+# ---------------------------------------------------------------- checks
+
+# assert_within NAME ACTUAL EXPECTED PCT: print
+# "NAME: actual X expected Y (err Z%)" and fail unless |err| <= PCT.
+assert_within() {
+	_within "$@" || fail "$1 outside +-$4%"
+}
+
+# check_within NAME ACTUAL EXPECTED PCT: the same, as a soft failure.
+check_within() {
+	_within "$@" || check_fail "$1 outside +-$4%"
+}
+
+_within() {
+	awk -v n="$1" -v a="$2" -v e="$3" -v p="$4" 'BEGIN {
+		if (a !~ /^-?[0-9.eE+-]+$/ || e !~ /^-?[0-9.eE+-]+$/) {
+			printf "%s: actual \"%s\" expected \"%s\": not numbers\n", n, a, e
+			exit 1
+		}
+		err = (e == 0) ? (a == 0 ? 0 : 100) : (a - e) * 100 / e
+		printf "%s: actual %s expected %s (err %.2f%%, limit %s%%)\n", n, a, e, err, p
+		exit (err <= p && err >= -p) ? 0 : 1
+	}' >&2
+}
+
+# assert_eq NAME ACTUAL EXPECTED: string equality.
+# assert_ge NAME ACTUAL MIN: integer ACTUAL >= MIN.
+assert_eq() {
+	echo "$1: $2 (want $3)" >&2
+	[ "$2" = "$3" ] || fail "$1 is $2, want $3"
+}
+assert_ge() {
+	echo "$1: $2 (want >= $3)" >&2
+	[[ "$2" =~ ^-?[0-9]+$ ]] && [ "$2" -ge "$3" ] || fail "$1 is $2, want >= $3"
+}

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""UDP sender/receiver for SO_TXTIME (earliest departure time) tests.
+
+  txtime.py send --dst IP --port P --gap-us G --count N --size S [--lead-ms L]
+  txtime.py recv --port P --count N --timeout S
+
+send: a UDP socket with SO_TXTIME (clock CLOCK_MONOTONIC by default, flags
+0).  Packet i carries txtime = start + i*gap, with start = now + lead, and
+its payload starts with (seq, txtime) as two big-endian u64.  Packets go out
+as fast as sendmsg() allows, each with an SCM_TXTIME cmsg: the qdisc does the
+pacing.  Prints one JSON object (sent, start_ns, gap_ns, ...).
+
+recv: SO_TIMESTAMPNS receive timestamps (CLOCK_REALTIME, taken by the kernel
+on delivery), converted to the sender's clock with an offset measured by
+sandwiching clock_gettime(REALTIME) between two clock_gettime(clock) calls
+(best of many, before and after).  Prints one JSON object:
+
+  received, expected, lost, duplicates, early (received before their txtime),
+  min/mean/max_slack_ns (rx - txtime), mean_gap_ns / stddev_gap_ns (between
+  consecutive arrivals), mean_tx_gap_ns (between consecutive txtimes),
+  first/last_rx_ns, first/last_txtime_ns (sender clock), reorders (arrivals
+  with a lower seq than one seen before), clock_offset_ns, clock_offset_drift_ns.
+
+Exit status: 0; recv exits 0 even when packets are missing (the caller
+judges); 2 on usage errors.  Python 3.11 stdlib only.
+"""
+import argparse
+import json
+import math
+import socket
+import struct
+import sys
+import time
+
+# <asm-generic/socket.h>, the same on x86_64 (older Pythons lack the names).
+SO_TXTIME = getattr(socket, "SO_TXTIME", 61)
+SCM_TXTIME = SO_TXTIME
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # SO_TIMESTAMPNS_OLD
+SCM_TIMESTAMPNS = SO_TIMESTAMPNS
+
+CLOCKS = {
+    "mono": time.CLOCK_MONOTONIC,
+    "tai": getattr(time, "CLOCK_TAI", 11),
+}
+HDR = struct.Struct("!QQ")  # seq, txtime
+
+
+def now_ns(clk):
+    return time.clock_gettime_ns(clk)
+
+
+def realtime_offset(clk, rounds=200):
+    """clk - CLOCK_REALTIME in ns, from the tightest sandwich of `rounds`."""
+    best = None
+    for _ in range(rounds):
+        a = now_ns(clk)
+        r = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        b = now_ns(clk)
+        if best is None or b - a < best[0]:
+            best = (b - a, (a + b) // 2 - r)
+    return best[1]
+
+
+def cmd_send(args):
+    clk = CLOCKS[args.clock]
+    if args.size < HDR.size:
+        sys.exit(f"--size must be >= {HDR.size}")
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    # struct sock_txtime { __kernel_clockid_t clockid; __u32 flags; }
+    s.setsockopt(socket.SOL_SOCKET, SO_TXTIME, struct.pack("iI", clk, args.flags))
+    if args.priority is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, args.priority)
+    if args.mark is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, args.mark)
+    s.connect((args.dst, args.port))
+    pad = b"\0" * (args.size - HDR.size)
+    gap = int(args.gap_us * 1000)
+    t0 = now_ns(clk)
+    start = t0 + int(args.lead_ms * 1e6)
+    errors = 0
+    for i in range(args.count):
+        txtime = start + i * gap
+        try:
+            s.sendmsg([HDR.pack(i, txtime), pad],
+                      [(socket.SOL_SOCKET, SCM_TXTIME, struct.pack("Q", txtime))])
+        except OSError as e:
+            errors += 1
+            if errors == 1:
+                print(f"txtime.py send: seq {i}: {e}", file=sys.stderr)
+    t1 = now_ns(clk)
+    print(json.dumps({
+        "sent": args.count - errors,
+        "errors": errors,
+        "clock": args.clock,
+        "start_ns": start,
+        "gap_ns": gap,
+        "last_txtime_ns": start + (args.count - 1) * gap,
+        "send_duration_ns": t1 - t0,
+        "behind_ns": t1 - start,  # > 0: sendmsg finished after the first txtime
+    }))
+
+
+def cmd_recv(args):
+    clk = CLOCKS[args.clock]
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    s.bind((args.bind, args.port))
+    off0 = realtime_offset(clk)
+    cbuf = socket.CMSG_SPACE(16)
+    deadline = time.monotonic() + args.timeout
+    rx = []  # (seq, txtime, rx_realtime_ns)
+    while len(rx) < args.count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        s.settimeout(left)
+        try:
+            data, anc, _flags, _addr = s.recvmsg(65535, cbuf)
+        except socket.timeout:
+            break
+        if len(data) < HDR.size:
+            continue
+        seq, txtime = HDR.unpack_from(data)
+        ts = None
+        for level, typ, cdata in anc:
+            if level == socket.SOL_SOCKET and typ == SCM_TIMESTAMPNS and len(cdata) >= 16:
+                sec, nsec = struct.unpack("qq", cdata[:16])
+                ts = sec * 1_000_000_000 + nsec
+        if ts is None:
+            ts = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        rx.append((seq, txtime, ts))
+    off1 = realtime_offset(clk)
+    off = (off0 + off1) // 2
+
+    seen = set()
+    dups = 0
+    reorders = 0
+    max_seq = -1
+    slack = []
+    arrivals = []
+    txtimes = []
+    for seq, txtime, ts in rx:
+        if seq in seen:
+            dups += 1
+            continue
+        seen.add(seq)
+        if seq < max_seq:
+            reorders += 1
+        max_seq = max(max_seq, seq)
+        t = ts + off
+        arrivals.append(t)
+        txtimes.append(txtime)
+        slack.append(t - txtime)
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    txg = sorted(txtimes)
+    txgaps = [b - a for a, b in zip(txg, txg[1:])]
+
+    def mean(v):
+        return sum(v) / len(v) if v else None
+
+    def stddev(v):
+        if len(v) < 2:
+            return None
+        m = mean(v)
+        return math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+
+    def i(v):
+        return None if v is None else int(round(v))
+
+    print(json.dumps({
+        "received": len(seen),
+        "expected": args.count,
+        "lost": args.count - len(seen),
+        "duplicates": dups,
+        "early": sum(1 for x in slack if x < 0),
+        "min_slack_ns": min(slack) if slack else None,
+        "mean_slack_ns": i(mean(slack)),
+        "max_slack_ns": max(slack) if slack else None,
+        "mean_gap_ns": i(mean(gaps)),
+        "stddev_gap_ns": i(stddev(gaps)),
+        "mean_tx_gap_ns": i(mean(txgaps)),
+        "first_rx_ns": arrivals[0] if arrivals else None,
+        "last_rx_ns": arrivals[-1] if arrivals else None,
+        "first_txtime_ns": txtimes[0] if txtimes else None,
+        "last_txtime_ns": max(txtimes) if txtimes else None,
+        "reorders": reorders,
+        "clock": args.clock,
+        "clock_offset_ns": off,
+        "clock_offset_drift_ns": off1 - off0,
+    }))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    ps = sub.add_parser("send", help="send packets stamped with SO_TXTIME")
+    ps.add_argument("--dst", required=True)
+    ps.add_argument("--port", type=int, required=True)
+    ps.add_argument("--gap-us", type=float, required=True, help="txtime spacing")
+    ps.add_argument("--count", type=int, required=True)
+    ps.add_argument("--size", type=int, required=True, help="UDP payload bytes")
+    ps.add_argument("--lead-ms", type=float, default=20.0,
+                    help="first txtime = now + this (20)")
+    ps.add_argument("--clock", choices=CLOCKS, default="mono")
+    ps.add_argument("--flags", type=int, default=0,
+                    help="sock_txtime flags (1 deadline mode, 2 report errors)")
+    ps.add_argument("--priority", type=int, help="SO_PRIORITY")
+    ps.add_argument("--mark", type=int, help="SO_MARK")
+
+    pr = sub.add_parser("recv", help="receive, timestamp and summarise")
+    pr.add_argument("--port", type=int, required=True)
+    pr.add_argument("--count", type=int, required=True)
+    pr.add_argument("--timeout", type=float, required=True, help="seconds, total")
+    pr.add_argument("--bind", default="0.0.0.0")
+    pr.add_argument("--clock", choices=CLOCKS, default="mono",
+                    help="the sender's --clock")
+
+    args = p.parse_args()
+    if args.cmd == "send":
+        cmd_send(args)
+    else:
+        cmd_recv(args)
+
+
+if __name__ == "__main__":
+    main()
