@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 120
+#
+# The tc interface: every qdisc and class option set and read back (JSON,
+# with both the distro tc and iproute2 6.15), live change, xstats, the
+# wheel's memory at defaults, and every bad value refused with a message
+# that names it and with nothing changed.
+source "$(dirname "$0")/lib.sh"
+require_carousel
+setup_pair
+
+opts() { qjq "$DEV" '.[0].options | tojson'; }
+classes() { tc_json -n "$NS_S" class show dev "$DEV" | jq -c '[.[] | {handle, rate, burst}]'; }
+
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "add with defaults"
+assert_eq "kind" "$(qjq "$DEV" '.[0].kind')" carousel
+assert_eq "default limit" "$(qjq "$DEV" '.[0].options.limit')" 10000
+assert_eq "default flow_limit" "$(qjq "$DEV" '.[0].options.flow_limit')" 100
+assert_eq "default horizon (ns)" "$(qjq "$DEV" '.[0].options.horizon')" 10000000000
+assert_eq "default horizon_drop" "$(qjq "$DEV" '.[0].options.horizon_drop')" true
+assert_eq "default timer_slack (ns)" "$(qjq "$DEV" '.[0].options.timer_slack')" 10000
+gran=$(qjq "$DEV" '.[0].options.granularity')
+[ "$gran" -le 2000 ] || fail "default granularity $gran ns is coarser than 2us"
+bytes=$(qjq "$DEV" '.[0].wheel_bytes')
+echo "# wheel at defaults: $bytes bytes, $(qjq "$DEV" '.[0].wheel_levels') levels, granularity ${gran}ns"
+[ "$bytes" -gt 0 ] && [ "$bytes" -le $((256 * 1024)) ] || fail "wheel_bytes $bytes not in (0, 256KiB]"
+for k in wheel_packets horizon_drops horizon_caps limit_drops flow_limit_drops \
+	 filter_drops unclassified timer_arms timer_fires timer_latency_ns \
+	 timer_latency_max_ns cascades classes wheel_bytes wheel_levels; do
+	[ "$(qjq "$DEV" ".[0] | has(\"$k\")")" = true ] || fail "xstat $k missing from tc -j"
+done
+
+ns_s tc qdisc change dev "$DEV" root carousel rate 100mbit default 10 granularity 2us \
+	horizon 5s horizon_cap limit 500 flow_limit 50 timer_slack 20us || fail "change all"
+want='{"rate":12500000,"default":16,"granularity":2000,"horizon":5000000000,"horizon_drop":false,"limit":500,"flow_limit":50,"timer_slack":20000}'
+assert_eq "options after change" "$(opts)" "$want"
+
+ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 10mbit burst 3000 || fail "class add"
+ns_s tc class add dev "$DEV" parent 1: classid 1:20 carousel rate 400gbit || fail "class add 400gbit"
+ns_s tc class change dev "$DEV" classid 1:10 carousel rate 20mbit || fail "class change"
+assert_eq "classes" "$(classes)" \
+	'[{"handle":"1:10","rate":2500000,"burst":3000},{"handle":"1:20","rate":50000000000,"burst":0}]'
+assert_eq "xstat classes" "$(qjq "$DEV" '.[0].classes')" 2
+
+# Both tc versions load the plugin and print the same options.
+for t in tc "$TC_NEW"; do
+	out=$(ns_s "$t" qdisc show dev "$DEV") || fail "$t qdisc show"
+	echo "# $($t -V | head -1): $out"
+	grep -q "carousel 1: root .*rate 100Mbit.*granularity 2us horizon 5s horizon_cap limit 500p flow_limit 50p timer_slack 20us" \
+		<<<"$out" || fail "$t prints: $out"
+	ns_s "$t" -s class show dev "$DEV" | grep -q "class carousel 1:10 root rate 20Mbit burst 3000b" ||
+		fail "$t class show"
+done
+
+# Bad input: a non-zero exit, a message naming the problem, nothing changed.
+before="$(opts)|$(classes)"
+bad() {
+	local want=$1 out
+	shift
+	if out=$(ns_s tc "$@" 2>&1); then
+		check_fail "accepted: tc $*"
+		return
+	fi
+	echo "# tc $* -> $(tr '\n' ' ' <<<"$out")"
+	grep -qi -- "$want" <<<"$out" || check_fail "tc $*: message lacks \"$want\": $out"
+	[ "$(opts)|$(classes)" = "$before" ] || check_fail "tc $*: state changed"
+}
+bad "granularity must be"	qdisc change dev "$DEV" root carousel granularity 0
+bad "granularity must be"	qdisc change dev "$DEV" root carousel granularity 2s
+bad "horizon must not be shorter than granularity" \
+				qdisc change dev "$DEV" root carousel granularity 100us horizon 50us
+bad "wheel levels"		qdisc change dev "$DEV" root carousel granularity 1ns horizon 4000s
+bad "limit must be"		qdisc change dev "$DEV" root carousel limit 0
+bad "flow_limit must be"	qdisc change dev "$DEV" root carousel flow_limit 0
+bad "flow_limit must be"	qdisc change dev "$DEV" root carousel flow_limit 70000
+bad "timer_slack must be"	qdisc change dev "$DEV" root carousel timer_slack 2s
+bad "rate must be"		qdisc change dev "$DEV" root carousel rate 10tbit
+bad "default must be"		qdisc change dev "$DEV" root carousel default 10000
+# One bad value among good ones: nothing of the good ones applied either.
+bad "flow_limit must be"	qdisc change dev "$DEV" root carousel limit 7 flow_limit 0
+bad "unknown parameter"		qdisc change dev "$DEV" root carousel bogus 1
+bad "needs a rate"		class add dev "$DEV" parent 1: classid 1:30 carousel burst 100
+bad "rate"			class add dev "$DEV" parent 1: classid 1:30 carousel rate 0
+bad "rate must be"		class change dev "$DEV" classid 1:10 carousel rate 10tbit
+bad "exists"			class add dev "$DEV" parent 1: classid 1:10 carousel rate 1mbit
+bad "no such\|not found\|No such file" class del dev "$DEV" classid 1:99
+bad "no child qdisc"		qdisc add dev "$DEV" parent 1:10 handle 2: pfifo
+bad "filters attach to the qdisc" filter add dev "$DEV" parent 1:10 protocol ip prio 1 matchall classid 1:10
+
+# A class a filter points at cannot go; once the filter is gone it can.
+ns_s tc filter add dev "$DEV" parent 1: protocol ip prio 1 matchall classid 1:20 || fail "filter add"
+bad "in use by a filter"	class del dev "$DEV" classid 1:20
+ns_s tc filter del dev "$DEV" parent 1: prio 1 || fail "filter del"
+ns_s tc class del dev "$DEV" classid 1:20 || fail "class del after filter del"
+ns_s tc class del dev "$DEV" classid 1:10 || fail "class del"
+assert_eq "classes left" "$(tc_json -n "$NS_S" class show dev "$DEV" | jq length)" 0
+
+ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"

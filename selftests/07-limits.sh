@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 120
+#
+# limit and flow_limit.  One UDP socket with a large send buffer offers
+# 1000 datagrams to a 1 Mbit class at once: the qdisc never holds more
+# than `limit' packets, the excess is counted in limit_drops, and
+# sent + dropped + backlog equals what was offered.  Then flow_limit
+# caps one socket while a second socket still gets its own share.
+source "$(dirname "$0")/lib.sh"
+require_carousel
+setup_pair
+quiet_link
+
+offered() { qjq "$DEV" '.[0] | .packets + .drops + .qlen'; }
+send() { ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --size 1000 --sndbuf 8000000 "$@"; }
+
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 limit 100 || fail "qdisc add"
+ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 1mbit || fail "class add"
+base=$(offered)
+out=$(send --port 7000 --count 1000) || fail "udpsend"
+echo "# sender: $out"
+qlen=$(qjq "$DEV" '.[0].qlen')
+echo "# qlen $qlen after the burst; $(qjq "$DEV" '.[0] | "sent \(.packets) drops \(.drops) limit_drops \(.limit_drops)"')"
+[ "$qlen" -le 100 ] || fail "qlen $qlen > limit 100"
+# Everything accepted was sent or is still queued: at least the limit.
+assert_ge "accepted (sent + backlog)" "$(qjq "$DEV" '.[0] | .packets + .qlen')" 100
+drops=$(qjq "$DEV" '.[0].limit_drops')
+assert_ge "limit_drops" "$drops" $((1000 - 100 - $(qjq "$DEV" '.[0].packets')))
+assert_eq "drops = limit_drops" "$(qjq "$DEV" '.[0].drops')" "$drops"
+assert_eq "offered" "$(( $(offered) - base ))" 1000
+
+# Lowering the limit live drops the excess at once, counted.
+ns_s tc qdisc change dev "$DEV" root carousel limit 10 || fail "limit 10"
+qlen=$(qjq "$DEV" '.[0].qlen')
+[ "$qlen" -le 10 ] || fail "qlen $qlen after lowering limit to 10"
+assert_eq "offered after trim" "$(( $(offered) - base ))" 1000
+
+ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 flow_limit 20 || fail "qdisc add 2"
+ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 1mbit || fail "class add"
+base=$(offered)
+accepted() { qjq "$DEV" '.[0] | .packets + .qlen'; }
+a0=$(accepted)
+send --port 7001 --count 500 >/dev/null || fail "udpsend 1"
+a1=$(accepted)
+send --port 7002 --count 500 >/dev/null || fail "udpsend 2"
+a2=$(accepted)
+qlen=$(qjq "$DEV" '.[0].qlen')
+echo "# two sockets: accepted $a1 then $((a2 - a1)), qlen $qlen, flow_limit_drops $(qjq "$DEV" '.[0].flow_limit_drops')"
+[ "$qlen" -le 40 ] || fail "qlen $qlen > 2 x flow_limit"
+# Socket 2 has a budget of its own: sharing socket 1's full one, it would
+# only get the few slots socket 1's departures freed meanwhile.
+assert_ge "accepted from socket 2" $((a2 - a1)) 20
+assert_eq "flow_limit_drops = offered - accepted" "$(qjq "$DEV" '.[0].flow_limit_drops')" $((1000 - (a2 - a0)))
+assert_eq "offered" "$(( $(offered) - base ))" 1000
