@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 90
+#
+# No periodic polling.  An idle qdisc arms no timer at all; a datagram
+# stamped (SO_TXTIME) 3 s ahead is waited for with one watchdog arm per
+# wheel level it cascades through, not a tick every slot, and still does
+# not leave early.
+source "$(dirname "$0")/lib.sh"
+require_carousel
+setup_pair
+quiet_link
+
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "qdisc add"
+ping_ok 3 || fail "ping"
+arms0=$(qjq "$DEV" '.[0].timer_arms')
+sleep 2
+assert_eq "timer arms while idle for 2 s" "$(qjq "$DEV" '.[0].timer_arms')" "$arms0"
+
+levels=$(qjq "$DEV" '.[0].wheel_levels')
+txtime_recv 6200 1 8
+txtime_send 6200 --gap-us 1000 --count 1 --size 200 --lead-ms 3000 >/dev/null
+sleep 1
+nd=$(qjq "$DEV" '.[0].next_departure_ns')
+echo "# next_departure while waiting: ${nd}ns"
+[ "$nd" -gt 1000000000 ] && [ "$nd" -le 2100000000 ] || fail "next_departure_ns $nd, want about 2 s"
+r=$(txtime_wait 6200)
+echo "# $r"
+assert_eq "received" "$(jq .received <<<"$r")" 1
+assert_eq "early" "$(jq .early <<<"$r")" 0
+arms=$(( $(qjq "$DEV" '.[0].timer_arms') - arms0 ))
+echo "# timer arms for one packet 3 s ahead: $arms (wheel levels: $levels)"
+[ "$arms" -ge 1 ] && [ "$arms" -le $((levels + 1)) ] ||
+	fail "$arms timer arms to wait 3 s, want 1..$((levels + 1))"
