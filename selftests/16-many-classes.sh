@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 300
+#
+# Tens of thousands of classes.  10000 classes go in with one tc -batch;
+# the kernel memory they take (objects of kmalloc-64, which holds the class
+# structs, and of radix_tree_node, which holds the xarray that indexes
+# them, counted in /proc/slabinfo) is printed per class and must stay
+# within two class structs (128 B).  A class at the far end of the
+# table is found on every packet: SO_TXTIME datagrams through it are
+# spaced by its rate within 1%.  Deleting them all gives the memory back.
+source "$(dirname "$0")/lib.sh"
+require_carousel
+setup_pair
+quiet_link
+N=10000
+
+# slab_bytes: bytes in active objects of the caches a class lives in,
+# after an RCU grace period (xarray nodes are freed by RCU) and with the
+# per-CPU slabs flushed, so that free objects are not counted as active.
+slab_bytes() {
+	local c
+	sync; sleep 1
+	for c in kmalloc-64 radix_tree_node; do
+		echo 1 >"/sys/kernel/slab/$c/shrink" 2>/dev/null
+	done
+	awk '$1 == "kmalloc-64" || $1 == "radix_tree_node" { b += $2 * $4 } END { print b }' /proc/slabinfo
+}
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "qdisc add"
+for ((i = 1; i <= N; i++)); do
+	printf 'class add dev %s parent 1: classid 1:%x carousel rate %dkbit\n' "$DEV" "$i" $((1000 + i))
+done >"$TMPD/add.batch"
+m0=$(slab_bytes)
+t0=${EPOCHREALTIME/./}
+ns_s tc -batch "$TMPD/add.batch" || fail "tc -batch add"
+t1=${EPOCHREALTIME/./}
+m1=$(slab_bytes)
+assert_eq "classes" "$(qjq "$DEV" '.[0].classes')" $N
+per=$(( (m1 - m0) / N ))
+echo "# $N classes added in $(( (t1 - t0) / 1000 )) ms; kmalloc-64 + radix_tree_node +$((m1 - m0)) B = $per B per class"
+[ "$per" -le 128 ] || fail "$per B per class, want <= 128 (a 56 B struct plus its index)"
+
+ns_s tc class change dev "$DEV" classid 1:2710 carousel rate 5mbit || fail "class change 1:2710"
+txtime_recv 6400 2000 20
+txtime_send 6400 --gap-us 1200 --count 2000 --size 1400 --lead-ms 0.1 --priority $((0x12710)) >/dev/null
+r=$(txtime_wait 6400)
+echo "# via 1:2710: $r"
+assert_eq "received via 1:2710" "$(jq .received <<<"$r")" 2000
+assert_within "1:2710 spacing (ns)" "$(jq .mean_gap_ns <<<"$r")" "$(( 1442 * 8 * 1000000000 / 5000000 ))" 1
+assert_eq "unclassified datagrams" "$(( $(qjq "$DEV" '.[0].unclassified') < 10 ))" 1
+
+for ((i = 1; i <= N; i++)); do
+	printf 'class del dev %s classid 1:%x\n' "$DEV" "$i"
+done >"$TMPD/del.batch"
+m1=$(slab_bytes)		# again: the traffic allocated too
+ns_s tc -batch "$TMPD/del.batch" || fail "tc -batch del"
+assert_eq "classes after delete" "$(qjq "$DEV" '.[0].classes')" 0
+m2=$(slab_bytes)
+freed=$((m1 - m2))
+echo "# deleting them gave back $freed B of the $((per * N)) B adding took"
+[ "$freed" -ge $((per * N * 9 / 10)) ] || fail "class memory not given back: $freed of $((per * N)) B"
+ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
