@@ -177,16 +177,29 @@ static u16 carousel_flow(const struct sk_buff *skb)
 	return hash_32(skb_get_hash((struct sk_buff *)skb), CAROUSEL_FLOW_BITS);
 }
 
-/* Transmission time of len bytes at the class's share of the ceiling. */
+/*
+ * Transmission time of len bytes at the class's share of the ceiling,
+ * saturated far beyond any horizon: with a tiny ceiling under a fast
+ * backlog, len/rate * active/ceiling does not fit in 64 bits (and
+ * mul_u64_u64_div_u64() would fault on x86).
+ */
+#define CAROUSEL_TX_MAX		BIT_ULL(53)
+
 static u64 carousel_tx_ns(const struct carousel_sched_data *q,
 			  const struct carousel_class *cl, u32 len)
 {
 	u64 ns = div64_u64((u64)len * NSEC_PER_SEC, cl->rate);
 	u64 active = q->active_rate + (cl->qlen ? 0 : cl->rate);
 
-	if (q->rate && active > q->rate)
+	if (q->rate && active > q->rate) {
+		/* ratio > active / rate, so ns * ratio bounds the product */
+		u64 ratio = div64_u64(active, q->rate) + 1;
+
+		if (ns >= div64_u64(CAROUSEL_TX_MAX, ratio))
+			return CAROUSEL_TX_MAX;
 		ns = mul_u64_u64_div_u64(ns, active, q->rate);
-	return ns;
+	}
+	return min(ns, CAROUSEL_TX_MAX);
 }
 
 static u64 carousel_effective_rate(const struct carousel_sched_data *q,
@@ -242,7 +255,16 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		return carousel_drop(skb, sch, cl, &q->stat_flow_limit_drops,
 				     to_free);
 
+	/* Beyond the horizon an EDT stamp is dropped or capped, as in fq. */
 	depart = skb->tstamp;
+	if (unlikely(depart > now + q->horizon)) {
+		if (q->horizon_drop)
+			return carousel_drop(skb, sch, cl,
+					     &q->stat_horizon_drops, to_free);
+		q->stat_horizon_caps++;
+		depart = now + q->horizon;
+		skb->tstamp = depart;
+	}
 	if (cl) {
 		u64 credit = 0;
 
@@ -252,14 +274,12 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 					   cl->rate);
 		if (start > credit && start - credit > depart)
 			depart = start - credit;
-	}
-
-	if (unlikely(depart > now + q->horizon)) {
-		if (q->horizon_drop)
+		/* A class that has run a horizon ahead of now is overloaded:
+		 * capping would send at the arrival rate, so it drops.
+		 */
+		if (unlikely(depart > now + q->horizon))
 			return carousel_drop(skb, sch, cl,
 					     &q->stat_horizon_drops, to_free);
-		q->stat_horizon_caps++;
-		depart = now + q->horizon;
 	}
 
 	cb->time_to_send = depart;
@@ -301,8 +321,10 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 	int nb = 0;
 
 	segs = skb_gso_segment(skb, features & ~NETIF_F_GSO_MASK);
-	if (IS_ERR_OR_NULL(segs))
+	if (IS_ERR_OR_NULL(segs)) {
+		cl->drops++;
 		return qdisc_drop(skb, sch, to_free);
+	}
 
 	skb_list_walk_safe(segs, segs, nskb) {
 		unsigned int seg_len = segs->len;
@@ -397,9 +419,6 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	struct sk_buff *skb;
 	u64 now, wake;
 
-	if (!sch->q.qlen)
-		return NULL;
-
 	now = ktime_get_ns();
 	if (q->timer_expiry && now >= q->timer_expiry) {
 		u64 late = now - q->timer_expiry;
@@ -410,6 +429,9 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 			q->stat_timer_latency_max = late;
 		q->timer_expiry = 0;
 	}
+	/* q.qlen may also count a packet peeked into gso_skb: ask the wheel. */
+	if (!w->count)
+		return NULL;
 
 	slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
 	if (slot) {
@@ -418,10 +440,14 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 			carousel_wheel_pop(w, slot);
 			carousel_unlink(sch, skb, true);
 			qdisc_bstats_update(sch, skb);
+			if (!w->count)
+				q->timer_expiry = 0;
 			return skb;
 		}
 		wake = carousel_skb_time(skb);
 	} else {
+		if (WARN_ON_ONCE(wake == ~0ULL))
+			return NULL;
 		wake *= w->gran;
 	}
 
@@ -472,7 +498,10 @@ static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
 		qdisc_qstats_drop(sch);
 		rtnl_kfree_skbs(skb, skb);
 	}
-	qdisc_tree_reduce_backlog(sch, pkts, bytes);
+	if (!w->count)
+		q->timer_expiry = 0;
+	if (pkts)
+		qdisc_tree_reduce_backlog(sch, pkts, bytes);
 }
 
 static void carousel_reset(struct Qdisc *sch)
@@ -486,6 +515,7 @@ static void carousel_reset(struct Qdisc *sch)
 		return;
 	while ((skb = carousel_wheel_pop_first(q->wheel))) {
 		carousel_unlink(sch, skb, false);
+		qdisc_qstats_drop(sch);
 		rtnl_kfree_skbs(skb, skb);
 	}
 	xa_for_each(&q->classes, minor, cl)
@@ -615,7 +645,7 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	struct nlattr *tb[TCA_CAROUSEL_MAX + 1] = { };
 	struct carousel_wheel *w = NULL, *old = NULL;
 	struct carousel_params p;
-	u32 levels;
+	u32 levels, keep;
 	int err;
 
 	if (opt) {
@@ -655,16 +685,16 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	WRITE_ONCE(q->timer_slack, p.timer_slack);
 	WRITE_ONCE(q->horizon_drop, p.horizon_drop);
 
+	/* A packet peeked into gso_skb still counts against the limit. */
+	keep = p.limit - min_t(u32, p.limit, skb_queue_len(&sch->gso_skb));
 	if (w) {
 		old = q->wheel;
 		if (old)
-			carousel_rebuild(sch, w, levels, p.granularity,
-					 p.limit);
+			carousel_rebuild(sch, w, levels, p.granularity, keep);
 		else
 			q->wheel = w;
-	} else if (sch->q.qlen > p.limit) {
-		carousel_rebuild(sch, q->wheel, levels, p.granularity,
-				 p.limit);
+	} else if (q->wheel->count > keep) {
+		carousel_rebuild(sch, q->wheel, levels, p.granularity, keep);
 	}
 	sch_tree_unlock(sch);
 
@@ -852,7 +882,7 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		NL_SET_ERR_MSG_MOD(extack, "classid must be <qdisc handle>:<non-zero minor>");
 		return -EINVAL;
 	}
-	if (parentid != TC_H_ROOT && parentid != sch->handle) {
+	if (parentid && parentid != TC_H_ROOT && parentid != sch->handle) {
 		NL_SET_ERR_MSG_MOD(extack, "parent must be the qdisc: classes do not nest");
 		return -EINVAL;
 	}

@@ -5,6 +5,10 @@
 # Ceiling (SENIC's service model).  Qdisc rate 20 Mbit; classes of 10 and
 # 30 Mbit, both backlogged by TCP: together they ask for 40, so each gets
 # a share proportional to its rate, 5 and 15 Mbit.
+#
+# Then an extreme: an 8 bit/s ceiling over a backlogged 400 Gbit class,
+# and a packet of an 8 bit/s class.  Its stretched transmission time does
+# not fit in 64 bits; it must saturate (once, it was a divide error).
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
@@ -27,3 +31,16 @@ b10=$(iperf_bps 5410) b30=$(iperf_bps 5430)
 check_within "goodput 1:10 (share 5 of 20)" "$b10" "$(tcp_goodput_expected 5000000 1500)" 2
 check_within "goodput 1:30 (share 15 of 20)" "$b30" "$(tcp_goodput_expected 15000000 1500)" 2
 check_within "total under the ceiling" "$((b10 + b30))" "$(tcp_goodput_expected 20000000 1500)" 2
+
+quiet_link
+ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 8bit || fail "qdisc add 8bit"
+ns_s tc class add dev "$DEV" parent 1: classid 1:40 carousel rate 400gbit || fail "class 400gbit"
+ns_s tc class add dev "$DEV" parent 1: classid 1:8 carousel rate 8bit || fail "class 8bit"
+# Hold one 400 Gbit packet in the wheel for a second: the class is active.
+txtime_send 6500 --gap-us 1000 --count 1 --size 1400 --lead-ms 1000 --priority $((0x10040)) >/dev/null
+txtime_recv 6501 1 30
+txtime_send 6501 --gap-us 1000 --count 1 --size 1400 --lead-ms 0 --priority $((0x10008)) >/dev/null
+r=$(txtime_wait 6501)
+assert_eq "8 bit/s class's first packet, under an 8 bit/s ceiling" "$(jq .received <<<"$r")" 1
+assert_eq "qdisc still answers" "$(qjq "$DEV" '.[0].kind')" carousel
