@@ -2,7 +2,7 @@
 #
 # sch_carousel: a timing-wheel shaper qdisc.
 #
-#   make                     module (for KDIR) and the tc plugin
+#   make                     module (for KDIR), the tc plugin and carousel-cgroup
 #   make KDIR=/lib/modules/<ver>/build
 #   make check               unit tests, then the selftests in a VM on both kernels
 #   make demo                a VM that shapes real traffic through a few classes
@@ -42,11 +42,13 @@ install: module tc
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
 	install -D -m 0644 tc/q_carousel.so $(DESTDIR)$(TC_LIB_DIR_INSTALL)/q_carousel.so
+	install -D -m 0755 tc/carousel-cgroup $(DESTDIR)/usr/local/sbin/carousel-cgroup
 
 uninstall:
 	rm -f /lib/modules/$(notdir $(patsubst %/build,%,$(KDIR)))/extra/sch_carousel.ko
 	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
 	rm -f $(DESTDIR)$(TC_LIB_DIR_INSTALL)/q_carousel.so
+	rm -f $(DESTDIR)/usr/local/sbin/carousel-cgroup
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -2,28 +2,37 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The demo, inside the VM (scripts/demo.sh boots it): three tenants, each a
-# carousel class picked by a u32 filter, send TCP (iperf3) as fast as they
-# can through one device.  Live rates are printed every second, first with
-# each tenant at its own rate, then with a 20 Mbit device ceiling set live,
-# which shares the device in proportion to the rates.  Ends with tc -s.
+# cgroup v2 mapped to a carousel class by carousel-cgroup, send TCP
+# (iperf3) as fast as they can through one device.  Live rates are printed
+# every 2 s, first with each tenant at its own rate, then with a 20 Mbit
+# device ceiling set live, which shares the device in proportion to the
+# rates.  Ends with carousel-cgroup list and tc -s.
 source "$(dirname "$0")/../selftests/lib.sh"
 require_carousel
 setup_pair
+require_cgroup2
 
 TENANTS=(10:5 20:10 30:20)		# minor:Mbit
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "qdisc add"
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 99 || fail "qdisc add"
+ns_s tc class add dev "$DEV" parent 1: classid 1:99 carousel rate 1mbit || fail "default class"
+cg_tool attach "$DEV" || fail "carousel-cgroup attach"
+defer cg_detach_quiet
+declare -A CG=()
 for t in "${TENANTS[@]}"; do
-	ns_s tc class add dev "$DEV" parent 1: classid "1:${t%%:*}" carousel rate "${t##*:}mbit" || fail "class"
-	ns_s tc filter add dev "$DEV" parent 1: protocol ip prio 1 u32 \
-		match ip dport $((5500 + ${t%%:*})) 0xffff flowid "1:${t%%:*}" || fail "filter"
+	m=${t%%:*}
+	ns_s tc class add dev "$DEV" parent 1: classid "1:$m" carousel rate "${t##*:}mbit" || fail "class"
+	CG[$m]=$(cg_new "tenant-$m")
+	cg_tool set "$DEV" "${CG[$m]}" "1:$m" || fail "carousel-cgroup set"
 done
+printf '\n$ carousel-cgroup list %s\n' "$DEV"
+cg_tool list "$DEV"
 
 # sample: "<time in us> <bytes of each class>", the time taken at the middle
 # of the tc call (which itself takes a good part of a second in the VM).
 sample() {
 	local a b
 	a=${EPOCHREALTIME/./}
-	b=$(tc_json -n "$NS_S" -s class show dev "$DEV" | jq -r '[.[] | .stats.bytes] | @tsv')
+	b=$(tc_json -n "$NS_S" -s class show dev "$DEV" | jq -r '[.[] | select(.handle != "1:99") | .stats.bytes] | @tsv')
 	echo "$(( (a + ${EPOCHREALTIME/./}) / 2 )) $b"
 }
 
@@ -32,7 +41,7 @@ watch() {
 	local s prev now i
 	printf '\n%s\n' "$2"
 	printf '%6s' "t"
-	for t in "${TENANTS[@]}"; do printf '   tenant 1:%-3s(%s)' "${t%%:*}" "$(want "$t")"; done
+	for t in "${TENANTS[@]}"; do printf '   tenant-%-2s 1:%-2s(%s)' "${t%%:*}" "${t%%:*}" "$(want "$t")"; done
 	printf '\n'
 	read -ra prev <<<"$(sample)"
 	for ((s = 1; s <= $1; s++)); do
@@ -58,7 +67,7 @@ want() {
 }
 
 IPERF_OMIT=0
-for t in "${TENANTS[@]}"; do iperf_start $((5500 + ${t%%:*})) 45; done
+for t in "${TENANTS[@]}"; do iperf_start_cg "${CG[${t%%:*}]}" $((5500 + ${t%%:*})) 45; done
 sleep 2
 watch 5 "== each tenant at its own rate (wire Mbit/s; configured in brackets) =="
 CEIL=20
@@ -69,3 +78,5 @@ printf '\n== tc -s qdisc show dev %s ==\n' "$DEV"
 ns_s tc -s qdisc show dev "$DEV"
 printf '\n== tc -s class show dev %s ==\n' "$DEV"
 ns_s tc -s class show dev "$DEV"
+printf '\n$ carousel-cgroup detach %s\n' "$DEV"
+cg_tool detach "$DEV" || fail "carousel-cgroup detach"

@@ -351,11 +351,7 @@ IPERF_OMIT=${IPERF_OMIT:-1}	# seconds of warm-up left out of the result
 iperf_start() {
 	local port=$1 t=$2
 	shift 2
-	ip netns exec "$NS_R" iperf3 -s -1 -p "$port" >"$ART/iperf-server-$port.log" 2>&1 &
-	_IPERF_SERVER[$port]=$!
-	_BG_PIDS+=("$!")
-	busywait 5000 _listening "$port" >/dev/null ||
-		fail "iperf3 server on port $port did not start"
+	_iperf_server "$port"
 	timeout $((t + IPERF_OMIT + 30)) ip netns exec "$NS_S" \
 		iperf3 -c "$IP_R" -p "$port" -t "$t" -O "$IPERF_OMIT" -J "$@" \
 		>"$ART/iperf-$port.json" 2>"$ART/iperf-$port.err" &
@@ -364,6 +360,15 @@ iperf_start() {
 }
 
 _listening() { ns_r ss -Htlnu "sport = :$1" | grep -q .; }
+
+# _iperf_server PORT: a one-off iperf3 server in NS_R, listening on return.
+_iperf_server() {
+	ip netns exec "$NS_R" iperf3 -s -1 -p "$1" >"$ART/iperf-server-$1.log" 2>&1 &
+	_IPERF_SERVER[$1]=$!
+	_BG_PIDS+=("$!")
+	busywait 5000 _listening "$1" >/dev/null ||
+		fail "iperf3 server on port $1 did not start"
+}
 
 # iperf_wait [PORT...]: wait for the clients (default: all started); fails
 # the test if one failed.  Call it in the shell that called iperf_start.
@@ -496,4 +501,100 @@ assert_eq() {
 assert_ge() {
 	echo "$1: $2 (want >= $3)" >&2
 	[[ "$2" =~ ^-?[0-9]+$ ]] && [ "$2" -ge "$3" ] || fail "$1 is $2, want >= $3"
+}
+
+# ---------------------------------------------------------------- cgroups
+
+CG_TOOL=$REPO/tc/carousel-cgroup
+CG_ROOT=			# the cgroup v2 mount (require_cgroup2)
+CG_BASE=			# this test's cgroups go below it (cg_new)
+
+# cg_tool ARGS...: carousel-cgroup in NS_S's network namespace, and only
+# there: `ip netns exec` would also remount /sys and hide bpffs and cgroup2.
+cg_tool() { nsenter --net="/run/netns/$NS_S" "$CG_TOOL" "$@"; }
+
+# require_cgroup2: fail unless carousel-cgroup is built; skip without a
+# cgroup v2 mount; mount bpffs at /sys/fs/bpf if it is not.  Sets CG_ROOT
+# and CG_BASE (CG_ROOT/carousel-TEST-PID, removed at cleanup with the
+# cgroups cg_new made in it).
+require_cgroup2() {
+	[ -x "$CG_TOOL" ] || fail "$CG_TOOL not built (make -C tc)"
+	require_cmd nsenter bpftool
+	CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$CG_ROOT" ] || skip "no cgroup v2 mount"
+	if [ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" != bpf_fs ]; then
+		mount -t bpf bpf /sys/fs/bpf || skip "cannot mount bpffs"
+	fi
+	CG_BASE=$CG_ROOT/carousel-$TEST_NAME-$$
+	mkdir "$CG_BASE" || fail "mkdir $CG_BASE"
+	defer _cg_rmtree "$CG_BASE"
+}
+
+# _cg_rmtree DIR [V1ROOT]: kill what is left in the cgroups below DIR, or
+# with V1ROOT (a v1 hierarchy's root) move it there, then remove the
+# cgroups, deepest first.
+_cg_rmtree() {
+	local d p
+	[ -d "$1" ] || return 0
+	while IFS= read -r d; do
+		while read -r p; do
+			if [ -n "${2:-}" ]; then
+				echo "$p" >"$2/cgroup.procs" 2>/dev/null
+			else
+				kill -9 "$p" 2>/dev/null
+			fi
+		done <"$d/cgroup.procs"
+	done < <(find "$1" -depth -type d)
+	while IFS= read -r d; do
+		busywait 3000 rmdir "$d" >/dev/null 2>&1
+	done < <(find "$1" -depth -type d)
+}
+
+# cg_new NAME: create the cgroup CG_BASE/NAME (NAME may nest: a/b); print it.
+cg_new() {
+	mkdir -p "$CG_BASE/$1" || fail "mkdir $CG_BASE/$1"
+	echo "$CG_BASE/$1"
+}
+
+# cg_detach_quiet: carousel-cgroup detach DEV, silently, if still attached
+# (for defer; the netns going away drops the filter but not the pin).
+cg_detach_quiet() { cg_tool detach "$DEV" >/dev/null 2>&1 || true; }
+
+# cg_run CGDIR CMD...: run CMD (may start with ns_s / ns_r) in the cgroup
+# CGDIR (v2, or a v1 hierarchy's dir: anything with a cgroup.procs), in the
+# background (killed at cleanup); BG_PID is its pid.
+cg_run() {
+	local cg=$1
+	shift
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	bg env NS_S="$NS_S" NS_R="$NS_R" bash -c \
+		'echo "$BASHPID" >"$1/cgroup.procs" || exit 125; shift
+		case $1 in
+		ns_s) shift; exec ip netns exec "$NS_S" "$@" ;;
+		ns_r) shift; exec ip netns exec "$NS_R" "$@" ;;
+		*) exec "$@" ;;
+		esac' cg_run "$cg" "$@"
+}
+
+# iperf_start_cg CGDIR PORT T [CLIENT_ARGS...]: iperf_start, with the
+# client started inside the cgroup CGDIR, so its sockets belong to it.
+iperf_start_cg() {
+	local cg=$1 port=$2 t=$3
+	shift 3
+	_iperf_server "$port"
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	NS_S=$NS_S timeout $((t + IPERF_OMIT + 30)) bash -c \
+		'echo "$BASHPID" >"$1/cgroup.procs" || exit 125; shift
+		 exec ip netns exec "$NS_S" "$@"' iperf_start_cg "$cg" \
+		iperf3 -c "$IP_R" -p "$port" -t "$t" -O "$IPERF_OMIT" -J "$@" \
+		>"$ART/iperf-$port.json" 2>"$ART/iperf-$port.err" &
+	_IPERF_CLIENT[$port]=$!
+	_BG_PIDS+=("$!")
+}
+
+# class_stat DEV FIELD: "classid value" lines, one per class of DEV (in
+# NS_S), FIELD of .stats (bytes, packets, drops ...).
+class_stat() {
+	tc_json -n "$NS_S" -s class show dev "$1" |
+		jq -r --arg f "$2" '.[] | "\(.handle) \(.stats[$f] // 0)"'
 }

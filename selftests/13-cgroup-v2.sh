@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 300
+#
+# carousel-cgroup: classes by cgroup v2, through the BPF classifier.
+#  1. Three cgroups mapped to classes of 5, 10 and 20 Mbit, an iperf3
+#     client in each, all at once: each goodput within 1%.
+#  2. A nested cgroup with no mapping of its own is held to its parent's
+#     class; an unmapped cgroup lands in the default class.
+#  3. A sender moved from one cgroup to another mid-run takes the new
+#     class's rate (its new sockets do: a socket keeps the cgroup it was
+#     created in), each half within 3% (class byte counters).
+#  4. After `del' the cgroup falls back to the default class; after
+#     `detach' no program, map, pin or filter of ours is left.
+source "$(dirname "$0")/lib.sh"
+require_carousel
+require_cgroup2
+setup_pair
+quiet_link
+T=8
+
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 99 || fail "qdisc add"
+for c in 5:5 10:10 20:20 99:2; do
+	minor=${c%%:*} mbit=${c##*:}
+	ns_s tc class add dev "$DEV" parent 1: classid "1:$minor" carousel rate "${mbit}mbit" ||
+		fail "class 1:$minor"
+done
+cg_tool attach "$DEV" || fail "carousel-cgroup attach"
+defer cg_detach_quiet
+for minor in 5 10 20; do
+	cg=$(cg_new "tenant-$minor")
+	cg_tool set "$DEV" "$cg" 1:$minor || fail "carousel-cgroup set $cg 1:$minor"
+done
+cg_tool list "$DEV" | sed 's/^/# list: /'
+[ "$(cg_tool list "$DEV" | grep -c " 1:.* [0-9.]*Mbit$")" = 3 ] || fail "list: want 3 entries with rates"
+cg_tool list "$DEV" | grep -q "^$CG_BASE/tenant-10 [0-9]* 1:10 10Mbit$" || fail "list: tenant-10 line"
+
+# ---- 1. three tenants at once
+IPERF_OMIT=2
+for minor in 5 10 20; do
+	iperf_start_cg "$CG_BASE/tenant-$minor" $((5200 + minor)) "$T"
+done
+iperf_wait
+for minor in 5 10 20; do
+	check_within "goodput of cgroup tenant-$minor (1:$minor)" "$(iperf_bps $((5200 + minor)))" \
+		"$(tcp_goodput_expected $((minor * 1000000)) 1500)" 1
+done
+assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
+
+# ---- 2. inheritance and the default class
+# udp_from CGDIR COUNT: COUNT 1000-byte datagrams from a sender in CGDIR;
+# prints "CLASSID DELTA_PACKETS" for each class.
+udp_from() {
+	local before
+	before=$(class_stat "$DEV" packets)
+	cg_run "$1" ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --port 7000 \
+		--size 1000 --count "$2" --rate 1000000
+	_wait_pid "$BG_PID" || fail "udpsend in $1"
+	sleep 0.5	# let the last ones leave the wheel
+	join <(echo "$before" | sort) <(class_stat "$DEV" packets | sort) |
+		awk '{ print $1, $3 - $2 }'
+}
+delta() { echo "$1" | awk -v c="$2" '$1 == c { print $2 }'; }
+N=100
+sub=$(cg_new tenant-5/sub/deeper)
+d=$(udp_from "$sub" "$N")
+while read -r l; do echo "# nested, unmapped: $l"; done <<<"$d"
+assert_eq "nested cgroup's packets in its ancestor's class 1:5" "$(delta "$d" 1:5)" "$N"
+assert_eq "nested cgroup's packets in 1:99" "$(delta "$d" 1:99)" 0
+cg_tool set "$DEV" "$CG_BASE/tenant-5/sub" 1:10 || fail "set sub"
+d=$(udp_from "$sub" "$N")
+assert_eq "nearest mapped ancestor wins (1:10)" "$(delta "$d" 1:10)" "$N"
+cg_tool del "$DEV" "$CG_BASE/tenant-5/sub" || fail "del sub"
+other=$(cg_new unmapped)
+d=$(udp_from "$other" "$N")
+while read -r l; do echo "# unmapped: $l"; done <<<"$d"
+assert_ge "unmapped cgroup's packets in the default class 1:99" "$(delta "$d" 1:99)" "$N"
+assert_eq "unmapped cgroup's packets in 1:5" "$(delta "$d" 1:5)" 0
+
+# ---- 3. a sender moved mid-run, 1:5 -> 1:20
+# It opens a new socket every 0.2 s (SO_SNDBUF small enough to block it
+# before flow_limit drops), so after the move its traffic is the new
+# cgroup's.  14000-byte datagrams (10 fragments, each owned by the socket)
+# keep the syscall rate low enough for python in a TCG guest.
+cat >"$TMPD/reconnect.py" <<'PY'
+import socket, sys, time
+dst, port, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+end = time.monotonic() + secs
+buf = b"\0" * 14000
+while time.monotonic() < end:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 60000)
+    s.connect((dst, port))
+    t = time.monotonic() + 0.2
+    while time.monotonic() < t:
+        s.send(buf)
+    s.close()
+PY
+# window CLASS: bytes of CLASS, and the time (us) of the middle of the tc call.
+window() {
+	local t0 t1 b
+	t0=${EPOCHREALTIME/./}
+	b=$(tc_json -n "$NS_S" -s class show dev "$DEV")
+	t1=${EPOCHREALTIME/./}
+	echo "$(echo "$b" | jq -r --arg c "$1" '.[] | select(.handle == $c) | .stats.bytes') $(((t0 + t1) / 2))"
+}
+# rate_over CLASS SECONDS: the class's rate (bit/s) over the next SECONDS.
+rate_over() {
+	local a b
+	read -r -a a < <(window "$1")
+	sleep "$2"
+	read -r -a b < <(window "$1")
+	echo $(((b[0] - a[0]) * 8 * 1000000 / (b[1] - a[1])))
+}
+cg_run "$CG_BASE/tenant-5" ns_s "$PYTHON" "$TMPD/reconnect.py" "$IP_R" 7001 14
+mover=$BG_PID
+sleep 1.5
+r1=$(rate_over 1:5 4)
+echo "$mover" >"$CG_BASE/tenant-20/cgroup.procs" || fail "move the sender"
+grep -q "^0::.*/tenant-20$" "/proc/$mover/cgroup" || fail "sender not in tenant-20: $(cat "/proc/$mover/cgroup")"
+sleep 1.5
+r2=$(rate_over 1:20 4)
+check_within "before the move: rate of 1:5" "$r1" 5000000 3
+check_within "after the move: rate of 1:20" "$r2" 20000000 3
+_wait_pid "$mover"
+
+# ---- 4. del, then detach
+cg_tool del "$DEV" "$CG_BASE/tenant-10" || fail "del tenant-10"
+cg_tool list "$DEV" | grep -q "/tenant-10 " && fail "tenant-10 still listed after del"
+d=$(udp_from "$CG_BASE/tenant-10" "$N")
+assert_ge "deleted mapping: packets in the default class" "$(delta "$d" 1:99)" "$N"
+assert_eq "deleted mapping: packets in 1:10" "$(delta "$d" 1:10)" 0
+
+cg_tool detach "$DEV" || fail "detach"
+assert_eq "tc filters after detach" "$(ns_s tc filter show dev "$DEV" parent 1: | wc -l)" 0
+assert_eq "pins after detach" "$(find /sys/fs/bpf/carousel 2>/dev/null | grep -c "ns$(stat -L -c %i "/run/netns/$NS_S")")" 0
+assert_eq "our programs after detach" "$(bpftool prog show | grep -c carousel_cgroup)" 0
+# A map's last reference can go a moment after the program's (RCU).
+# shellcheck disable=SC2317 # called by busywait
+gone() { ! bpftool map show | grep -q cgroup_class; }
+busywait 5000 gone >/dev/null || fail "map cgroup_class still there: $(bpftool map show)"
+cg_tool list "$DEV" 2>/dev/null && fail "list works after detach"
+exit 0

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 150
+#
+# cgroup v1 net_cls with tc's cgroup classifier (no BPF): a net_cls
+# hierarchy mounted next to the v2 one, two cgroups with net_cls.classid
+# 1:10 and 1:20, classes of 10 and 20 Mbit, an iperf3 client in each, at
+# once: each goodput within 1%.
+source "$(dirname "$0")/lib.sh"
+require_carousel
+require_module cls_cgroup
+setup_pair
+T=8
+
+V1=$TMPD/net_cls
+mkdir -p "$V1" || fail "mkdir $V1"
+mount -t cgroup -o net_cls none "$V1" || skip "cannot mount a cgroup v1 net_cls hierarchy"
+defer umount "$V1"
+for minor in 10 20; do
+	mkdir "$V1/carousel-$minor-$$" || fail "mkdir net_cls cgroup"
+	defer rmdir "$V1/carousel-$minor-$$"
+	echo 0x100$minor >"$V1/carousel-$minor-$$/net_cls.classid" || fail "net_cls.classid"
+done
+defer _cg_rmtree_v1
+
+# shellcheck disable=SC2317 # called at cleanup
+_cg_rmtree_v1() {
+	local d p
+	for d in "$V1/carousel-"*"-$$"; do
+		while read -r p; do echo "$p" >"$V1/cgroup.procs"; done <"$d/cgroup.procs"
+	done
+}
+
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 99 || fail "qdisc add"
+for minor in 10 20; do
+	ns_s tc class add dev "$DEV" parent 1: classid "1:$minor" carousel rate "${minor}mbit" ||
+		fail "class 1:$minor"
+done
+ns_s tc class add dev "$DEV" parent 1: classid 1:99 carousel rate 2mbit || fail "class 1:99"
+ns_s tc filter add dev "$DEV" parent 1: protocol ip prio 10 handle 1: cgroup || fail "cgroup filter"
+
+IPERF_OMIT=2
+for minor in 10 20; do
+	iperf_start_cg "$V1/carousel-$minor-$$" $((5200 + minor)) "$T"
+done
+iperf_wait
+for minor in 10 20; do
+	check_within "goodput of net_cls 0x100$minor (1:$minor)" "$(iperf_bps $((5200 + minor)))" \
+		"$(tcp_goodput_expected $((minor * 1000000)) 1500)" 1
+done
+assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
+b99=$(class_stat "$DEV" bytes | awk '$1 == "1:99" { print $2 }')
+assert_eq "default class nearly idle (only ARP and the like)" "$(( ${b99:-0} < 20000 ))" 1
+exit 0
