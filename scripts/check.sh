@@ -26,7 +26,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO" || exit 1
 T0=$(date +%s)
 
-RES=${CAROUSEL_RESULTS:-$REPO/build/results/check-$(date +%Y%m%d-%H%M%S)-$$}
+RES=${CAROUSEL_RESULTS:-$(bash scripts/vm.sh --results-base)/check-$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$RES" || exit 1
 RES=$(cd "$RES" && pwd -P)
 mkdir -p "$REPO/build/results" && ln -sfn "$RES" "$REPO/build/results/latest" 2>/dev/null || true

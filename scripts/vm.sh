@@ -6,6 +6,7 @@
 #
 #   scripts/vm.sh [--console FILE] KVER [--] CMD [ARGS...]
 #   scripts/vm.sh --resolve KVER        print the full release of KVER
+#   scripts/vm.sh --results-base        print where results go by default
 #
 # KVER is a full release (6.1.0-56-amd64), a prefix (6.1, 6.12: the newest
 # installed /boot/vmlinuz-<prefix>.* wins) or a path to a vmlinuz-<release>.
@@ -63,9 +64,35 @@ resolve_kver() {
 	echo "$cands"
 }
 
+# overlaid PATH: true if the guest lays tmpfs over PATH (a share there
+# would be hidden).  The host's files below stay readable in the guest.
+overlaid() {
+	case $1/ in
+	/tmp/*|/etc/*|/var/*|/usr/*|/lib/*|/home/*|/opt/*|/srv/*|/run/*) return 0 ;;
+	esac
+	return 1
+}
+
+# results_base: the repo's build/results, or, for a checkout the guest
+# overlays (a clone under /tmp or /home), a directory in the cache.
+results_base() {
+	local b=$REPO/build/results
+	mkdir -p "$b" && b=$(cd "$b" && pwd -P)
+	if overlaid "$b"; then
+		b=${CAROUSEL_CACHE:-$HOME/.cache/sch_carousel}/results
+		mkdir -p "$b" && b=$(cd "$b" && pwd -P)
+	fi
+	! overlaid "$b" || die "no results directory the guest can share: set CAROUSEL_RESULTS"
+	echo "$b"
+}
+
 console=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--results-base)
+		results_base
+		exit
+		;;
 	--resolve)
 		[ $# -eq 2 ] || usage
 		resolve_kver "$2"
@@ -98,17 +125,14 @@ VNG=${CAROUSEL_VNG:-vng}
 command -v "$VNG" >/dev/null || die "vng not found (bash scripts/deps.sh)"
 
 if [ -z "${CAROUSEL_RESULTS:-}" ]; then
-	mkdir -p "$REPO/build/results"
-	CAROUSEL_RESULTS=$(mktemp -d "$REPO/build/results/vm.XXXXXX")
+	base=$(results_base) || exit 2
+	CAROUSEL_RESULTS=$(mktemp -d "$base/vm.XXXXXX")
 	echo "vm.sh: results in $CAROUSEL_RESULTS" >&2
 fi
 mkdir -p "$CAROUSEL_RESULTS"
 CAROUSEL_RESULTS=$(cd "$CAROUSEL_RESULTS" && pwd -P)
-# The guest overlays these with tmpfs: a share below them would be hidden.
-case $CAROUSEL_RESULTS/ in
-/tmp/*|/etc/*|/var/*|/usr/*|/lib/*|/home/*|/opt/*|/srv/*|/run/*)
-	die "CAROUSEL_RESULTS=$CAROUSEL_RESULTS is under a directory the guest overlays" ;;
-esac
+! overlaid "$CAROUSEL_RESULTS" ||
+	die "CAROUSEL_RESULTS=$CAROUSEL_RESULTS is under a directory the guest overlays"
 export CAROUSEL_RESULTS
 [ -n "$console" ] || console=$CAROUSEL_RESULTS/$KVER.console.log
 
