@@ -23,7 +23,8 @@ txtime_send 6200 --gap-us 1000 --count 1 --size 200 --lead-ms 3000 >/dev/null
 sleep 1
 nd=$(qjq "$DEV" '.[0].next_departure_ns')
 echo "# next_departure while waiting: ${nd}ns"
-[ "$nd" -gt 1000000000 ] && [ "$nd" -le 2100000000 ] || fail "next_departure_ns $nd, want about 2 s"
+# Pending, due within its 3 s stamp, and not yet due.
+[ "$nd" -gt 100000000 ] && [ "$nd" -lt 3000000000 ] || fail "next_departure_ns $nd, want (0.1 s, 3 s)"
 r=$(txtime_wait 6200)
 echo "# $r"
 assert_eq "received" "$(jq .received <<<"$r")" 1
