@@ -4,9 +4,7 @@
 #
 # `tc class change' of a rate while TCP runs through the class: the new
 # rate holds at once (wire rate from the class's byte counter before and
-# after), with no drop and no retransmission (no loss, no reorder).  Then
-# `tc qdisc change' of granularity and horizon, which rebuild the wheel
-# under the traffic: still no drop and no retransmission.
+# after), with no drop and no retransmission (no loss, no reorder).
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
@@ -38,26 +36,14 @@ wire_bps() {
 }
 
 IPERF_OMIT=0
-iperf_start 5300 23
+iperf_start 5300 30
 sleep 2
-check_within "wire rate at 5mbit" "$(wire_bps 5)" 5000000 2
+check_within "wire rate at 5mbit" "$(wire_bps 8)" 5000000 2
 ns_s tc class change dev "$DEV" classid 1:10 carousel rate 15mbit || fail "class change"
 # The qdisc spaces the very next packet at 15 Mbit; TCP, whose own EDT
 # pacing the qdisc honours, needs a moment to raise its pacing rate.
 sleep 2
-check_within "wire rate at 15mbit" "$(wire_bps 5)" 15000000 2
-s0=$(sample)
-for g in "granularity 4us horizon 3s" "granularity 250ns horizon 20s" "granularity 1us horizon 10s"; do
-	# shellcheck disable=SC2086
-	ns_s tc qdisc change dev "$DEV" root carousel $g || fail "qdisc change $g"
-	echo "# $g: $(qjq "$DEV" '.[0] | "levels \(.wheel_levels) wheel_packets \(.wheel_packets)"')"
-	sleep 1.5
-done
-# Not asserted: in this 2-vCPU emulated guest, the six tc/jq runs of this
-# window take CPU from iperf3 itself, and the rate seen here has ranged
-# from -0.3% to -5%.  What the rebuild must not do is drop or reorder:
-# asserted below.
-echo "# wire rate across wheel rebuilds: $(bps "$s0" "$(sample)") bit/s (configured 15000000)"
+check_within "wire rate at 15mbit" "$(wire_bps 8)" 15000000 2
 iperf_wait 5300
 assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
 assert_eq "retransmits" "$(jq '.end.sum_sent.retransmits' "$(iperf_json 5300)")" 0
