@@ -185,11 +185,18 @@ static u16 carousel_flow(const struct sk_buff *skb)
  */
 #define CAROUSEL_TX_MAX		BIT_ULL(53)
 
+/* Sum of the rates of the backlogged classes, counting cl as one. */
+static u64 carousel_active_rate(const struct carousel_sched_data *q,
+				const struct carousel_class *cl)
+{
+	return q->active_rate + (cl->qlen ? 0 : cl->rate);
+}
+
 static u64 carousel_tx_ns(const struct carousel_sched_data *q,
 			  const struct carousel_class *cl, u32 len)
 {
 	u64 ns = div64_u64((u64)len * NSEC_PER_SEC, cl->rate);
-	u64 active = q->active_rate + (cl->qlen ? 0 : cl->rate);
+	u64 active = carousel_active_rate(q, cl);
 
 	if (q->rate && active > q->rate) {
 		/* ratio > active / rate, so ns * ratio bounds the product */
@@ -205,7 +212,7 @@ static u64 carousel_tx_ns(const struct carousel_sched_data *q,
 static u64 carousel_effective_rate(const struct carousel_sched_data *q,
 				   const struct carousel_class *cl)
 {
-	u64 active = q->active_rate + (cl->qlen ? 0 : cl->rate);
+	u64 active = carousel_active_rate(q, cl);
 
 	if (q->rate && active > q->rate)
 		return mul_u64_u64_div_u64(cl->rate, q->rate, active);
