@@ -54,36 +54,56 @@
 #include <net/pkt_sched.h>
 #include <net/pkt_cls.h>
 #include <net/sock.h>
+#include <net/inet_ecn.h>
 #include <net/tcp_states.h>
 
 #include "sch_carousel.h"
 
-#define CAROUSEL_FLOW_BITS	12
+#define CAROUSEL_FLOW_BITS	12			/* flow hash buckets */
 #define CAROUSEL_FLOWS		BIT(CAROUSEL_FLOW_BITS)
 
 #define CAROUSEL_RATE_MAX	BIT_ULL(40)		/* bytes/s: 8.8 Tbit */
 #define CAROUSEL_GRAN_MAX	NSEC_PER_SEC
 #define CAROUSEL_SLACK_MAX	NSEC_PER_SEC
 #define CAROUSEL_LIMIT_MAX	BIT(24)
+#define CAROUSEL_CE_MAX		NSEC_PER_SEC
+#define CAROUSEL_BUDGET_T_MAX	NSEC_PER_SEC
 
 struct carousel_class {
 	u64		rate;		/* bytes/s */
 	u64		time_next;	/* ns: start of the class's next packet */
 	u64		bytes;		/* sent */
 	u64		packets;	/* sent, in segments */
-	u32		classid;
 	u32		burst;		/* bytes */
 	u32		qlen;		/* packets in the wheel */
 	u32		backlog;	/* bytes in the wheel */
 	u32		drops;
 	u32		filter_cnt;	/* filters bound to this class */
+	u32		flows;		/* its flows with packets in the wheel */
+	u16		minor;		/* classid is sch->handle:minor */
 	u8		dead;		/* deleted, freed when qlen drops to 0 */
 };
+
+/*
+ * A flow: the packets of one socket (or, without a socket, of one flow
+ * hash) in one class, while any of them is in the wheel.  It exists only
+ * then: created by its first packet's enqueue, freed when its last packet
+ * leaves, so the table holds exactly the flows the wheel holds.
+ */
+struct carousel_flow {
+	struct hlist_node	node;		/* in q->flow_hash[] */
+	unsigned long		key;		/* socket, or hash << 1 | 1 */
+	struct carousel_class	*cl;		/* NULL: unclassified */
+	u32			qlen;		/* packets in the wheel */
+	u32			backlog;	/* bytes in the wheel */
+};
+
+static struct kmem_cache *carousel_flow_cachep __read_mostly;
 
 struct carousel_sched_data {
 /* Read mostly: */
 	struct carousel_wheel	*wheel;
-	u16			*flow_cnt;	/* packets per flow bucket */
+	struct hlist_head	*flow_hash;	/* CAROUSEL_FLOWS buckets */
 	struct xarray		classes;	/* minor -> class */
 	struct tcf_proto __rcu	*filter_list;
 	struct tcf_block	*block;
@@ -91,6 +111,9 @@ struct carousel_sched_data {
 	u64			horizon;	/* ns */
 	u32			default_minor;
 	u32			flow_limit;
+	u32			flow_budget;	/* packets */
+	u32			flow_budget_time; /* ns */
+	u32			ce_threshold;	/* ns, 0 = off */
 	u32			timer_slack;	/* ns */
 	u8			horizon_drop;
 
@@ -98,6 +121,7 @@ struct carousel_sched_data {
 	u64			active_rate;	/* sum of rates of backlogged classes */
 	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
 	u32			nr_classes;
+	u32			nr_flows;
 	struct qdisc_watchdog	watchdog;
 
 /* Statistics, under the root lock: */
@@ -107,6 +131,9 @@ struct carousel_sched_data {
 	u64			stat_flow_limit_drops;
 	u64			stat_filter_drops;
 	u64			stat_unclassified;
+	u64			stat_alloc_drops;
+	u64			stat_ce_marks;
+	u64			stat_cn_returns;
 	u64			stat_timer_arms;
 	u64			stat_timer_fires;
 	u64			stat_timer_latency;
@@ -170,11 +197,63 @@ out:
 	return true;
 }
 
-static u16 carousel_flow(const struct sk_buff *skb)
+/*
+ * The flow key of a packet: its socket, else its flow hash, tagged in bit
+ * 0 (never set in a socket pointer).  The socket is only compared, never
+ * dereferenced; packets charged to it keep it alive while they wait.
+ */
+static unsigned long carousel_flow_key(struct sk_buff *skb)
 {
 	if (skb->sk)
-		return hash_ptr(skb->sk, CAROUSEL_FLOW_BITS);
-	return hash_32(skb_get_hash((struct sk_buff *)skb), CAROUSEL_FLOW_BITS);
+		return (unsigned long)skb->sk;
+	return (unsigned long)skb_get_hash(skb) << 1 | 1;
+}
+
+static struct hlist_head *carousel_flow_bucket(struct carousel_sched_data *q,
+					       unsigned long key,
+					       const struct carousel_class *cl)
+{
+	return &q->flow_hash[hash_long(key ^ (unsigned long)cl,
+				       CAROUSEL_FLOW_BITS)];
+}
+
+/* The flow of (key, cl), created if it has no packet queued yet. */
+static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
+					       unsigned long key,
+					       struct carousel_class *cl)
+{
+	struct hlist_head *head = carousel_flow_bucket(q, key, cl);
+	struct carousel_flow *fl;
+
+	hlist_for_each_entry(fl, head, node) {
+		if (fl->key == key && fl->cl == cl)
+			return fl;
+	}
+	fl = kmem_cache_alloc(carousel_flow_cachep, GFP_ATOMIC | __GFP_NOWARN);
+	if (unlikely(!fl))
+		return NULL;
+	fl->key = key;
+	fl->cl = cl;
+	fl->qlen = 0;
+	fl->backlog = 0;
+	hlist_add_head(&fl->node, head);
+	q->nr_flows++;
+	if (cl)
+		cl->flows++;
+	return fl;
+}
+
+/* A flow whose last packet has left goes. */
+static void carousel_flow_put(struct carousel_sched_data *q,
+			      struct carousel_flow *fl)
+{
+	if (fl->qlen)
+		return;
+	hlist_del(&fl->node);
+	q->nr_flows--;
+	if (fl->cl)
+		fl->cl->flows--;
+	kmem_cache_free(carousel_flow_cachep, fl);
 }
 
 /*
@@ -243,35 +322,52 @@ static int carousel_drop(struct sk_buff *skb, struct Qdisc *sch,
 }
 
 /*
- * Enqueue one packet (or segment) of class cl (NULL: unclassified) with
- * limits checked; returns NET_XMIT_SUCCESS or a drop code.
+ * Is flow fl over its budget: more than flow_budget packets' worth of
+ * bytes, and more than flow_budget_time at its share of its class (the
+ * class's effective rate over the flows it has queued)?  With many flows
+ * the packet bound rules, with few the time bound.
+ */
+static bool carousel_over_budget(struct Qdisc *sch,
+				 const struct carousel_flow *fl)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+
+	if (fl->backlog <= (u64)q->flow_budget * psched_mtu(qdisc_dev(sch)))
+		return false;
+	return carousel_tx_ns(q, fl->cl, fl->backlog) >
+	       div_u64(q->flow_budget_time, fl->cl->flows);
+}
+
+/*
+ * Enqueue one packet (or segment) of class cl (NULL: unclassified) and
+ * flow key, with limits checked.  Returns NET_XMIT_SUCCESS, NET_XMIT_CN
+ * (queued, but its flow is over budget) or NET_XMIT_DROP.
  */
 static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
-				struct carousel_class *cl, u16 flow, u64 now,
-				struct sk_buff **to_free)
+				struct carousel_class *cl, unsigned long key,
+				u64 now, struct sk_buff **to_free)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	u32 len = qdisc_pkt_len(skb);
-	u64 depart, start = 0;
+	u64 edt, depart, start = 0;
+	struct carousel_flow *fl;
 
 	if (unlikely(sch->q.qlen >= sch->limit))
 		return carousel_drop(skb, sch, cl, &q->stat_limit_drops,
 				     to_free);
-	if (unlikely(q->flow_cnt[flow] >= q->flow_limit))
-		return carousel_drop(skb, sch, cl, &q->stat_flow_limit_drops,
-				     to_free);
 
 	/* Beyond the horizon an EDT stamp is dropped or capped, as in fq. */
-	depart = skb->tstamp;
-	if (unlikely(depart > now + q->horizon)) {
+	edt = skb->tstamp;
+	if (unlikely(edt > now + q->horizon)) {
 		if (q->horizon_drop)
 			return carousel_drop(skb, sch, cl,
 					     &q->stat_horizon_drops, to_free);
 		q->stat_horizon_caps++;
-		depart = now + q->horizon;
-		skb->tstamp = depart;
+		edt = now + q->horizon;
+		skb->tstamp = edt;
 	}
+	depart = edt;
 	if (cl) {
 		u64 credit = 0;
 
@@ -289,26 +385,42 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 					     &q->stat_horizon_drops, to_free);
 	}
 
-	cb->time_to_send = depart;
-	cb->cl = cl;
-	cb->flow = flow;
-	carousel_wheel_sync(q->wheel, now);
-	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart)))
-		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
+	fl = carousel_flow_get(q, key, cl);
+	if (unlikely(!fl))
+		return carousel_drop(skb, sch, cl, &q->stat_alloc_drops,
+				     to_free);
+	/* A new flow has no packet, and flow_limit is at least 1. */
+	if (unlikely(fl->qlen >= q->flow_limit))
+		return carousel_drop(skb, sch, cl, &q->stat_flow_limit_drops,
 				     to_free);
 
-	if (cl) {
-		cl->time_next = start + carousel_tx_ns(q, cl, len);
-		if (!cl->qlen++)
-			q->active_rate += cl->rate;
-		cl->backlog += len;
-	} else {
-		q->stat_unclassified++;
+	cb->time_to_send = depart;
+	cb->fl = fl;
+	carousel_wheel_sync(q->wheel, now);
+	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart))) {
+		carousel_flow_put(q, fl);
+		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
+				     to_free);
 	}
-	q->flow_cnt[flow]++;
+
+	/* The delay we add, not the sender's own pacing, is congestion. */
+	if (q->ce_threshold && depart > max(edt, now) + q->ce_threshold &&
+	    INET_ECN_set_ce(skb))
+		q->stat_ce_marks++;
+
+	fl->qlen++;
+	fl->backlog += len;
 	sch->q.qlen++;
 	qdisc_qstats_backlog_inc(sch, skb);
-	return NET_XMIT_SUCCESS;
+	if (!cl) {
+		q->stat_unclassified++;
+		return NET_XMIT_SUCCESS;
+	}
+	cl->time_next = start + carousel_tx_ns(q, cl, len);
+	if (!cl->qlen++)
+		q->active_rate += cl->rate;
+	cl->backlog += len;
+	return carousel_over_budget(sch, fl) ? NET_XMIT_CN : NET_XMIT_SUCCESS;
 }
 
 /*
@@ -319,30 +431,33 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 #define CAROUSEL_SPLIT_NS	NSEC_PER_MSEC
 
 static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
-				 struct carousel_class *cl, u16 flow, u64 now,
-				 struct sk_buff **to_free)
+				 struct carousel_class *cl, unsigned long key,
+				 u64 now, struct sk_buff **to_free)
 {
+	struct carousel_sched_data *q = qdisc_priv(sch);
 	netdev_features_t features = netif_skb_features(skb);
 	unsigned int len = 0, prev_len = qdisc_pkt_len(skb);
 	struct sk_buff *segs, *nskb;
-	int nb = 0;
+	int nb = 0, ret = NET_XMIT_SUCCESS;
 
 	segs = skb_gso_segment(skb, features & ~NETIF_F_GSO_MASK);
-	if (IS_ERR_OR_NULL(segs)) {
-		cl->drops++;
-		return qdisc_drop(skb, sch, to_free);
-	}
+	if (IS_ERR_OR_NULL(segs))
+		return carousel_drop(skb, sch, cl, &q->stat_alloc_drops,
+				     to_free);
 
 	skb_list_walk_safe(segs, segs, nskb) {
 		unsigned int seg_len = segs->len;
+		int r;
 
 		skb_mark_not_on_list(segs);
 		qdisc_skb_cb(segs)->pkt_len = seg_len;
-		if (carousel_enqueue_one(segs, sch, cl, flow, now,
-					 to_free) == NET_XMIT_SUCCESS) {
-			nb++;
-			len += seg_len;
-		}
+		r = carousel_enqueue_one(segs, sch, cl, key, now, to_free);
+		if (r == NET_XMIT_DROP)
+			continue;
+		nb++;
+		len += seg_len;
+		if (r == NET_XMIT_CN)
+			ret = NET_XMIT_CN;
 	}
 	if (!nb) {
 		kfree_skb(skb);
@@ -351,7 +466,17 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 	/* Our parents counted one packet of prev_len. */
 	qdisc_tree_reduce_backlog(sch, 1 - nb, prev_len - len);
 	consume_skb(skb);
-	return NET_XMIT_SUCCESS;
+	return ret;
+}
+
+/*
+ * NET_XMIT_CN tells the sender "queued, but slow down" (TCP enters CWR).
+ * A classful parent would count it as a drop, so it is only returned when
+ * we are the qdisc of the transmit queue: the root, or a child of mq.
+ */
+static bool carousel_may_notify(const struct Qdisc *sch)
+{
+	return rcu_access_pointer(sch->dev_queue->qdisc) == sch;
 }
 
 static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
@@ -359,8 +484,8 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_class *cl;
+	unsigned long key;
 	u64 now;
-	u16 flow;
 	int ret;
 
 	if (!carousel_classify(skb, sch, &cl, &ret)) {
@@ -373,24 +498,34 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	}
 
 	carousel_set_pacing(skb);
-	flow = carousel_flow(skb);
+	key = carousel_flow_key(skb);
 	now = ktime_get_ns();
 	if (cl && skb_is_gso(skb) &&
 	    carousel_tx_ns(q, cl, qdisc_pkt_len(skb)) > CAROUSEL_SPLIT_NS)
-		return carousel_enqueue_segs(skb, sch, cl, flow, now, to_free);
-	return carousel_enqueue_one(skb, sch, cl, flow, now, to_free);
+		ret = carousel_enqueue_segs(skb, sch, cl, key, now, to_free);
+	else
+		ret = carousel_enqueue_one(skb, sch, cl, key, now, to_free);
+
+	if (ret == NET_XMIT_CN) {
+		if (!carousel_may_notify(sch))
+			return NET_XMIT_SUCCESS;
+		q->stat_cn_returns++;
+	}
+	return ret;
 }
 
 /* A packet leaves the wheel, sent or dropped: undo its accounting. */
 static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
-	struct carousel_skb_cb *cb = carousel_cb(skb);
-	struct carousel_class *cl = cb->cl;
+	struct carousel_flow *fl = carousel_cb(skb)->fl;
+	struct carousel_class *cl = fl->cl;
 
 	sch->q.qlen--;
 	qdisc_qstats_backlog_dec(sch, skb);
-	q->flow_cnt[cb->flow]--;
+	fl->qlen--;
+	fl->backlog -= qdisc_pkt_len(skb);
+	carousel_flow_put(q, fl);
 	if (!cl)
 		return;
 
@@ -540,6 +675,9 @@ static const struct nla_policy carousel_policy[TCA_CAROUSEL_MAX + 1] = {
 	[TCA_CAROUSEL_LIMIT]		= { .type = NLA_U32 },
 	[TCA_CAROUSEL_FLOW_LIMIT]	= { .type = NLA_U32 },
 	[TCA_CAROUSEL_TIMER_SLACK]	= { .type = NLA_U32 },
+	[TCA_CAROUSEL_CE_THRESHOLD]	= { .type = NLA_U32 },
+	[TCA_CAROUSEL_FLOW_BUDGET]	= { .type = NLA_U32 },
+	[TCA_CAROUSEL_FLOW_BUDGET_TIME]	= { .type = NLA_U32 },
 };
 
 /* The qdisc parameters, gathered and checked before any is applied. */
@@ -550,6 +688,9 @@ struct carousel_params {
 	u32	granularity;
 	u32	limit;
 	u32	flow_limit;
+	u32	flow_budget;
+	u32	flow_budget_time;
+	u32	ce_threshold;
 	u32	timer_slack;
 	u8	horizon_drop;
 };
@@ -622,6 +763,33 @@ static int carousel_parse(struct nlattr **tb, struct carousel_params *p,
 			return -EINVAL;
 		}
 	}
+	a = tb[TCA_CAROUSEL_FLOW_BUDGET];
+	if (a) {
+		p->flow_budget = nla_get_u32(a);
+		if (!p->flow_budget || p->flow_budget > U16_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: flow_budget must be between 1 and 65535 packets");
+			return -EINVAL;
+		}
+	}
+	a = tb[TCA_CAROUSEL_FLOW_BUDGET_TIME];
+	if (a) {
+		p->flow_budget_time = nla_get_u32(a);
+		if (p->flow_budget_time > CAROUSEL_BUDGET_T_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: flow_budget_time must be at most 1s");
+			return -EINVAL;
+		}
+	}
+	a = tb[TCA_CAROUSEL_CE_THRESHOLD];
+	if (a) {
+		p->ce_threshold = nla_get_u32(a);
+		if (p->ce_threshold > CAROUSEL_CE_MAX) {
+			NL_SET_ERR_MSG_ATTR(extack, a,
+					    "carousel: ce_threshold must be at most 1s, or 0 for none");
+			return -EINVAL;
+		}
+	}
 	a = tb[TCA_CAROUSEL_TIMER_SLACK];
 	if (a) {
 		p->timer_slack = nla_get_u32(a);
@@ -668,6 +836,9 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	p.granularity = q->wheel ? q->wheel->gran : NSEC_PER_USEC;
 	p.limit = sch->limit;
 	p.flow_limit = q->flow_limit;
+	p.flow_budget = q->flow_budget;
+	p.flow_budget_time = q->flow_budget_time;
+	p.ce_threshold = q->ce_threshold;
 	p.timer_slack = q->timer_slack;
 	p.horizon_drop = q->horizon_drop;
 	err = carousel_parse(tb, &p, extack);
@@ -689,6 +860,9 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	WRITE_ONCE(q->default_minor, p.default_minor);
 	WRITE_ONCE(sch->limit, p.limit);
 	WRITE_ONCE(q->flow_limit, p.flow_limit);
+	WRITE_ONCE(q->flow_budget, p.flow_budget);
+	WRITE_ONCE(q->flow_budget_time, p.flow_budget_time);
+	WRITE_ONCE(q->ce_threshold, p.ce_threshold);
 	WRITE_ONCE(q->timer_slack, p.timer_slack);
 	WRITE_ONCE(q->horizon_drop, p.horizon_drop);
 
@@ -719,6 +893,8 @@ static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
 	xa_init(&q->classes);
 	sch->limit		= 10000;
 	q->flow_limit		= 100;
+	q->flow_budget		= 2;
+	q->flow_budget_time	= NSEC_PER_MSEC;
 	q->horizon		= 10ULL * NSEC_PER_SEC;
 	q->horizon_drop		= 1;
 	q->timer_slack		= 10 * NSEC_PER_USEC;
@@ -727,9 +903,9 @@ static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
 	if (err)
 		return err;
 
-	q->flow_cnt = kvcalloc(CAROUSEL_FLOWS, sizeof(*q->flow_cnt),
-			       GFP_KERNEL);
-	if (!q->flow_cnt)
+	q->flow_hash = kvcalloc(CAROUSEL_FLOWS, sizeof(*q->flow_hash),
+				GFP_KERNEL);
+	if (!q->flow_hash)
 		return -ENOMEM;
 
 	return carousel_change(sch, opt, extack);
@@ -750,7 +926,7 @@ static void carousel_destroy(struct Qdisc *sch)
 	}
 	xa_destroy(&q->classes);
 	kvfree(q->wheel);
-	kvfree(q->flow_cnt);
+	kvfree(q->flow_hash);
 }
 
 static int carousel_dump(struct Qdisc *sch, struct sk_buff *skb)
@@ -774,6 +950,12 @@ static int carousel_dump(struct Qdisc *sch, struct sk_buff *skb)
 	    nla_put_u32(skb, TCA_CAROUSEL_LIMIT, READ_ONCE(sch->limit)) ||
 	    nla_put_u32(skb, TCA_CAROUSEL_FLOW_LIMIT,
 			READ_ONCE(q->flow_limit)) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_FLOW_BUDGET,
+			READ_ONCE(q->flow_budget)) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_FLOW_BUDGET_TIME,
+			READ_ONCE(q->flow_budget_time)) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_CE_THRESHOLD,
+			READ_ONCE(q->ce_threshold)) ||
 	    nla_put_u32(skb, TCA_CAROUSEL_TIMER_SLACK,
 			READ_ONCE(q->timer_slack)))
 		goto nla_put_failure;
@@ -802,6 +984,10 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.flow_limit_drops	= q->stat_flow_limit_drops;
 	st.filter_drops		= q->stat_filter_drops;
 	st.unclassified		= q->stat_unclassified;
+	st.alloc_drops		= q->stat_alloc_drops;
+	st.ce_marks		= q->stat_ce_marks;
+	st.cn_returns		= q->stat_cn_returns;
+	st.flows		= q->nr_flows;
 	st.timer_arms		= q->stat_timer_arms;
 	st.timer_fires		= q->stat_timer_fires;
 	st.timer_latency_ns	= q->stat_timer_latency;
@@ -809,7 +995,7 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.cascades		= w->cascades;
 	st.classes		= q->nr_classes;
 	st.wheel_bytes		= carousel_wheel_size(w->levels) +
-				  CAROUSEL_FLOWS * sizeof(*q->flow_cnt);
+				  CAROUSEL_FLOWS * sizeof(*q->flow_hash);
 	st.wheel_levels		= w->levels;
 
 	/* Peeking may cascade, which is what dequeue would do next anyway. */
@@ -897,7 +1083,7 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
 	if (!cl)
 		return -ENOMEM;
-	cl->classid = classid;
+	cl->minor = TC_H_MIN(classid);
 	cl->rate = rate;
 	cl->burst = burst;
 
@@ -929,7 +1115,7 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 	}
 
 	sch_tree_lock(sch);
-	xa_erase(&q->classes, TC_H_MIN(cl->classid));
+	xa_erase(&q->classes, cl->minor);
 	q->nr_classes--;
 	busy = cl->qlen;
 	if (busy) {
@@ -1008,7 +1194,7 @@ static int carousel_dump_class(struct Qdisc *sch, unsigned long arg,
 	struct nlattr *opts;
 
 	tcm->tcm_parent = TC_H_ROOT;
-	tcm->tcm_handle = cl->classid;
+	tcm->tcm_handle = TC_H_MAKE(sch->handle, cl->minor);
 	tcm->tcm_info = 0;
 
 	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
@@ -1045,6 +1231,7 @@ static int carousel_dump_class_stats(struct Qdisc *sch, unsigned long arg,
 	qlen = cl->qlen;
 	xs.lag_ns = cl->time_next > now ? cl->time_next - now : 0;
 	xs.effective_rate = carousel_effective_rate(q, cl);
+	xs.flows = cl->flows;
 	sch_tree_unlock(sch);
 
 	if (gnet_stats_copy_basic(d, NULL, &bs, true) < 0 ||
@@ -1085,13 +1272,22 @@ static struct Qdisc_ops carousel_qdisc_ops __read_mostly = {
 
 static int __init carousel_module_init(void)
 {
+	int err;
+
 	BUILD_BUG_ON(sizeof(struct carousel_class) > 64);
-	return register_qdisc(&carousel_qdisc_ops);
+	carousel_flow_cachep = KMEM_CACHE(carousel_flow, 0);
+	if (!carousel_flow_cachep)
+		return -ENOMEM;
+	err = register_qdisc(&carousel_qdisc_ops);
+	if (err)
+		kmem_cache_destroy(carousel_flow_cachep);
+	return err;
 }
 
 static void __exit carousel_module_exit(void)
 {
 	unregister_qdisc(&carousel_qdisc_ops);
+	kmem_cache_destroy(carousel_flow_cachep);
 }
 
 module_init(carousel_module_init);

@@ -26,9 +26,12 @@ enum {
 	TCA_CAROUSEL_HORIZON,		/* u32 us: farthest departure accepted */
 	TCA_CAROUSEL_HORIZON_DROP,	/* u8: 1 = drop beyond horizon, 0 = cap */
 	TCA_CAROUSEL_LIMIT,		/* u32 packets in the qdisc */
-	TCA_CAROUSEL_FLOW_LIMIT,	/* u32 packets of one socket in the qdisc */
+	TCA_CAROUSEL_FLOW_LIMIT,	/* u32 packets of one flow in the qdisc */
 	TCA_CAROUSEL_TIMER_SLACK,	/* u32 ns: watchdog slack */
 	TCA_CAROUSEL_PAD,
+	TCA_CAROUSEL_CE_THRESHOLD,	/* u32 ns: mark CE beyond, 0 = off */
+	TCA_CAROUSEL_FLOW_BUDGET,	/* u32 packets of a flow before CN */
+	TCA_CAROUSEL_FLOW_BUDGET_TIME,	/* u32 ns of a flow's share before CN */
 	__TCA_CAROUSEL_MAX
 };
 
@@ -68,6 +71,10 @@ struct tc_carousel_xstats {
 	__u64	wheel_bytes;		/* memory of the wheel and its index */
 	__u32	wheel_levels;		/* levels of the hierarchical wheel */
 	__u32	pad;
+	__u64	flows;			/* flows with packets in the wheel now */
+	__u64	ce_marks;		/* packets marked ECN CE */
+	__u64	cn_returns;		/* enqueues over a flow budget (CN) */
+	__u64	alloc_drops;		/* dropped: no memory for a flow */
 };
 
 /*
@@ -78,6 +85,7 @@ struct tc_carousel_xstats {
 struct tc_carousel_class_xstats {
 	__u64	lag_ns;			/* class timestamp - now, 0 if behind */
 	__u64	effective_rate;		/* bytes/s after ceiling sharing */
+	__u64	flows;			/* flows with packets in the wheel now */
 };
 
 #ifdef __KERNEL__
@@ -99,17 +107,13 @@ struct tc_carousel_class_xstats {
 #define MODULE_ALIAS_NET_SCH(id)	MODULE_ALIAS("sch_" id)
 #endif
 
-struct carousel_class;
+struct carousel_flow;
 
-/*
- * Per-packet state, in the qdisc's 20 bytes of skb->cb.  Packed to 18
- * bytes; the fields still sit at aligned offsets.
- */
+/* Per-packet state, in the qdisc's 20 bytes of skb->cb. */
 struct carousel_skb_cb {
 	u64			time_to_send;	/* ns, CLOCK_MONOTONIC */
-	struct carousel_class	*cl;		/* NULL: unclassified */
-	u16			flow;		/* flow_limit bucket */
-} __packed;
+	struct carousel_flow	*fl;		/* its flow, which names its class */
+};
 
 static inline struct carousel_skb_cb *carousel_cb(struct sk_buff *skb)
 {

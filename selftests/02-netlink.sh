@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 120
+# timeout: 180
 #
 # The tc interface: every qdisc and class option set and read back (JSON,
 # with both the distro tc and iproute2 6.15), live change, xstats, the
@@ -20,6 +20,9 @@ assert_eq "default flow_limit" "$(qjq "$DEV" '.[0].options.flow_limit')" 100
 assert_eq "default horizon (ns)" "$(qjq "$DEV" '.[0].options.horizon')" 10000000000
 assert_eq "default horizon_drop" "$(qjq "$DEV" '.[0].options.horizon_drop')" true
 assert_eq "default timer_slack (ns)" "$(qjq "$DEV" '.[0].options.timer_slack')" 10000
+assert_eq "default flow_budget" "$(qjq "$DEV" '.[0].options.flow_budget')" 2
+assert_eq "default flow_budget_time (ns)" "$(qjq "$DEV" '.[0].options.flow_budget_time')" 1000000
+assert_eq "default ce_threshold (ns, 0 = off)" "$(qjq "$DEV" '.[0].options.ce_threshold')" 0
 gran=$(qjq "$DEV" '.[0].options.granularity')
 [ "$gran" -le 2000 ] || fail "default granularity $gran ns is coarser than 2us"
 bytes=$(qjq "$DEV" '.[0].wheel_bytes')
@@ -27,13 +30,15 @@ echo "# wheel at defaults: $bytes bytes, $(qjq "$DEV" '.[0].wheel_levels') level
 [ "$bytes" -gt 0 ] && [ "$bytes" -le $((256 * 1024)) ] || fail "wheel_bytes $bytes not in (0, 256KiB]"
 for k in wheel_packets horizon_drops horizon_caps limit_drops flow_limit_drops \
 	 filter_drops unclassified timer_arms timer_fires timer_latency_ns \
-	 timer_latency_max_ns cascades classes wheel_bytes wheel_levels; do
+	 timer_latency_max_ns cascades classes wheel_bytes wheel_levels \
+	 flows ce_marks cn_returns alloc_drops; do
 	[ "$(qjq "$DEV" ".[0] | has(\"$k\")")" = true ] || fail "xstat $k missing from tc -j"
 done
 
 ns_s tc qdisc change dev "$DEV" root carousel rate 100mbit default 10 granularity 2us \
-	horizon 5s horizon_cap limit 500 flow_limit 50 timer_slack 20us || fail "change all"
-want='{"rate":12500000,"default":16,"granularity":2000,"horizon":5000000000,"horizon_drop":false,"limit":500,"flow_limit":50,"timer_slack":20000}'
+	horizon 5s horizon_cap limit 500 flow_limit 50 timer_slack 20us \
+	flow_budget 4 flow_budget_time 500us ce_threshold 2ms || fail "change all"
+want='{"rate":12500000,"default":16,"granularity":2000,"horizon":5000000000,"horizon_drop":false,"limit":500,"flow_limit":50,"flow_budget":4,"flow_budget_time":500000,"ce_threshold":2000000,"timer_slack":20000}'
 assert_eq "options after change" "$(opts)" "$want"
 
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 10mbit burst 3000 || fail "class add"
@@ -47,7 +52,7 @@ assert_eq "xstat classes" "$(qjq "$DEV" '.[0].classes')" 2
 for t in tc "$TC_NEW"; do
 	out=$(ns_s "$t" qdisc show dev "$DEV") || fail "$t qdisc show"
 	echo "# $($t -V | head -1): $out"
-	grep -q "carousel 1: root .*rate 100Mbit.*granularity 2us horizon 5s horizon_cap limit 500p flow_limit 50p timer_slack 20us" \
+	grep -q "carousel 1: root .*rate 100Mbit.*granularity 2us horizon 5s horizon_cap limit 500p flow_limit 50p flow_budget 4p flow_budget_time 500us ce_threshold 2ms timer_slack 20us" \
 		<<<"$out" || fail "$t prints: $out"
 	ns_s "$t" -s class show dev "$DEV" | grep -q "class carousel 1:10 root rate 20Mbit burst 3000b" ||
 		fail "$t class show"
@@ -77,6 +82,11 @@ bad "flow_limit must be"	qdisc change dev "$DEV" root carousel flow_limit 70000
 bad "timer_slack must be"	qdisc change dev "$DEV" root carousel timer_slack 2s
 bad "rate must be"		qdisc change dev "$DEV" root carousel rate 10tbit
 bad "default must be"		qdisc change dev "$DEV" root carousel default 10000
+bad "flow_budget must be"	qdisc change dev "$DEV" root carousel flow_budget 0
+bad "flow_budget must be"	qdisc change dev "$DEV" root carousel flow_budget 65536
+bad "flow_budget_time must be"	qdisc change dev "$DEV" root carousel flow_budget_time 2s
+bad "ce_threshold must be"	qdisc change dev "$DEV" root carousel ce_threshold 1001ms
+bad "Illegal \"ce_threshold\""	qdisc change dev "$DEV" root carousel ce_threshold -1ms
 # One bad value among good ones: nothing of the good ones applied either.
 bad "flow_limit must be"	qdisc change dev "$DEV" root carousel limit 7 flow_limit 0
 bad "unknown parameter"		qdisc change dev "$DEV" root carousel bogus 1

@@ -132,14 +132,16 @@ static void carousel_usage(void)
 		"                    [ granularity TIME ] [ horizon TIME ]\n"
 		"                    [ horizon_drop | horizon_cap ]\n"
 		"                    [ limit PACKETS ] [ flow_limit PACKETS ]\n"
-		"                    [ timer_slack TIME ]\n"
+		"                    [ timer_slack TIME ] [ ce_threshold TIME ]\n"
+		"                    [ flow_budget PACKETS ]\n"
+		"                    [ flow_budget_time TIME ]\n"
 		"       ... class ... carousel rate RATE [ burst BYTES ]\n"
 		"\n"
 		"  RATE   bits/s, or with a unit: 10mbit, 1gbit, 5MBps...,\n"
 		"         or a share of the link speed: 20%%\n"
 		"  MINOR  hex, as in a classid: \"default 10\" is HANDLE:10\n"
-		"  TIME   with a unit: s, ms, us, ns; a bare number is in ns\n"
-		"         for granularity and timer_slack, in us for horizon\n"
+		"  TIME   with a unit: s, ms, us, ns; a bare number is in us\n"
+		"         for horizon, in ns for the others\n"
 		"  BYTES  bytes, or with a unit: 1514b, 64kb, 1mb\n"
 		"On change, only the options given are changed.\n");
 }
@@ -257,8 +259,11 @@ static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 	bool set_rate = false, set_default = false, set_granularity = false;
 	bool set_horizon = false, set_horizon_drop = false, set_limit = false;
 	bool set_flow_limit = false, set_timer_slack = false;
+	bool set_ce_threshold = false, set_budget = false;
+	bool set_budget_time = false;
 	__u32 defcls = 0, granularity = 0, horizon = 0, limit = 0;
-	__u32 flow_limit = 0, timer_slack = 0;
+	__u32 flow_limit = 0, timer_slack = 0, ce_threshold = 0;
+	__u32 budget = 0, budget_time = 0;
 	__u8 horizon_drop = 0;
 	struct rtattr *tail;
 	__u64 rate = 0;
@@ -279,7 +284,9 @@ static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 		if (strcmp(opt, "rate") && strcmp(opt, "default") &&
 		    strcmp(opt, "granularity") && strcmp(opt, "horizon") &&
 		    strcmp(opt, "limit") && strcmp(opt, "flow_limit") &&
-		    strcmp(opt, "timer_slack"))
+		    strcmp(opt, "timer_slack") && strcmp(opt, "ce_threshold") &&
+		    strcmp(opt, "flow_budget") &&
+		    strcmp(opt, "flow_budget_time"))
 			return carousel_unknown(opt);
 		if (argc < 2)
 			return carousel_missing(opt);
@@ -310,6 +317,18 @@ static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 			if (get_u32(&flow_limit, *argv, 0))
 				return carousel_illegal(opt);
 			set_flow_limit = true;
+		} else if (strcmp(opt, "flow_budget") == 0) {
+			if (get_u32(&budget, *argv, 0))
+				return carousel_illegal(opt);
+			set_budget = true;
+		} else if (strcmp(opt, "flow_budget_time") == 0) {
+			if (carousel_get_time(&budget_time, *argv, 1))
+				return carousel_illegal(opt);
+			set_budget_time = true;
+		} else if (strcmp(opt, "ce_threshold") == 0) {
+			if (carousel_get_time(&ce_threshold, *argv, 1))
+				return carousel_illegal(opt);
+			set_ce_threshold = true;
 		} else {
 			if (carousel_get_time(&timer_slack, *argv, 1))
 				return carousel_illegal(opt);
@@ -342,6 +361,15 @@ static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 	if (set_timer_slack)
 		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_TIMER_SLACK,
 			  &timer_slack, sizeof(timer_slack));
+	if (set_ce_threshold)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_CE_THRESHOLD,
+			  &ce_threshold, sizeof(ce_threshold));
+	if (set_budget)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_FLOW_BUDGET,
+			  &budget, sizeof(budget));
+	if (set_budget_time)
+		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_FLOW_BUDGET_TIME,
+			  &budget_time, sizeof(budget_time));
 	addattr_nest_end(n, tail);
 	return 0;
 }
@@ -388,6 +416,21 @@ static int carousel_print_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 		print_color_uint(TC_OUT_ANY, TC_COLOR_NONE, "flow_limit",
 				 "flow_limit %up ",
 				 carousel_attr_u32(tb[TCA_CAROUSEL_FLOW_LIMIT]));
+	if (carousel_has(tb, TCA_CAROUSEL_FLOW_BUDGET, sizeof(__u32)))
+		print_color_uint(TC_OUT_ANY, TC_COLOR_NONE, "flow_budget",
+				 "flow_budget %up ",
+				 carousel_attr_u32(tb[TCA_CAROUSEL_FLOW_BUDGET]));
+	if (carousel_has(tb, TCA_CAROUSEL_FLOW_BUDGET_TIME, sizeof(__u32)))
+		carousel_print_ns("flow_budget_time", "flow_budget_time %s ",
+				  carousel_attr_u32(tb[TCA_CAROUSEL_FLOW_BUDGET_TIME]));
+	if (carousel_has(tb, TCA_CAROUSEL_CE_THRESHOLD, sizeof(__u32))) {
+		__u32 ce = carousel_attr_u32(tb[TCA_CAROUSEL_CE_THRESHOLD]);
+
+		/* JSON always has the key (0 = off); text only when on. */
+		if (ce || is_json_context())
+			carousel_print_ns("ce_threshold", "ce_threshold %s ",
+					  ce);
+	}
 	if (carousel_has(tb, TCA_CAROUSEL_TIMER_SLACK, sizeof(__u32)))
 		carousel_print_ns("timer_slack", "timer_slack %s ",
 				  carousel_attr_u32(tb[TCA_CAROUSEL_TIMER_SLACK]));
@@ -405,6 +448,7 @@ static void carousel_print_qdisc_xstats(const struct tc_carousel_xstats *st)
 			 " levels %u", st->wheel_levels);
 	carousel_print_u64("wheel_bytes", " wheel_bytes %llu",
 			   st->wheel_bytes);
+	carousel_print_u64("flows", " flows %llu", st->flows);
 	print_nl();
 
 	carousel_print_text("  drops:");
@@ -413,10 +457,16 @@ static void carousel_print_qdisc_xstats(const struct tc_carousel_xstats *st)
 	carousel_print_u64("flow_limit_drops", " flow_limit %llu",
 			   st->flow_limit_drops);
 	carousel_print_u64("filter_drops", " filter %llu", st->filter_drops);
+	carousel_print_u64("alloc_drops", " alloc %llu", st->alloc_drops);
 	carousel_print_u64("horizon_caps", "  horizon_caps %llu",
 			   st->horizon_caps);
 	carousel_print_u64("unclassified", " unclassified %llu",
 			   st->unclassified);
+	print_nl();
+
+	carousel_print_text("  congestion:");
+	carousel_print_u64("ce_marks", " ce_marks %llu", st->ce_marks);
+	carousel_print_u64("cn_returns", " cn_returns %llu", st->cn_returns);
 	print_nl();
 
 	carousel_print_text("  timer:");
@@ -450,6 +500,7 @@ carousel_print_class_xstats(const struct tc_carousel_class_xstats *st)
 	carousel_print_ns("lag_ns", "  lag %s", st->lag_ns);
 	tc_print_rate(TC_OUT_ANY, "effective_rate", " effective_rate %s",
 		      st->effective_rate);
+	carousel_print_u64("flows", " flows %llu", st->flows);
 }
 
 static int carousel_print_xstats(const struct qdisc_util *qu CAROUSEL_UNUSED,
