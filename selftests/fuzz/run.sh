@@ -26,12 +26,15 @@ case "$SECS" in
 esac
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 
-mkargs=(-s -C "$REPO/selftests/fuzz" O="$OUT")
-[ -z "${HDRDIR:-}" ] || mkargs+=(HDRDIR="$(cd "$HDRDIR" && pwd)" -B)
+# Rebuild whenever the header comes from elsewhere than last time.
+hdr=$(cd "${HDRDIR:-$REPO}" && pwd) || exit 2
+mkargs=(-s -C "$REPO/selftests/fuzz" O="$OUT" HDRDIR="$hdr")
+[ "$(cat "$OUT/.hdrdir" 2>/dev/null)" = "$hdr" ] || mkargs+=(-B)
 if ! make "${mkargs[@]}"; then
 	echo "fuzz: build failed (clang with libFuzzer: make deps)"
 	exit 1
 fi
+echo "$hdr" >"$OUT/.hdrdir"
 
 CORPUS=$OUT/corpus
 ART=$OUT/artifacts/$(date +%Y%m%d-%H%M%S)-$$
