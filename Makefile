@@ -4,7 +4,9 @@
 #
 #   make                     module (for KDIR), the tc plugin and carousel-cgroup
 #   make KDIR=/lib/modules/<ver>/build
-#   make check               unit tests, then the selftests in a VM on both kernels
+#   make check               unit tests, 60 s of fuzzing, then the selftests in a
+#                            VM on both kernels
+#   make fuzz                fuzz the timing wheel for FUZZ_SECONDS (default 60)
 #   make demo                a VM that shapes real traffic through a few classes
 #   make deps                install what the above need (idempotent)
 #   make install / uninstall module under /lib/modules/<ver>/extra, plugin in tc's lib dir
@@ -32,6 +34,10 @@ deps:
 unit:
 	$(MAKE) -C selftests/unit run
 
+FUZZ_SECONDS ?= 60
+fuzz:
+	bash selftests/fuzz/run.sh $(FUZZ_SECONDS)
+
 check: deps tc
 	bash scripts/check.sh
 
@@ -56,4 +62,4 @@ clean:
 	-$(MAKE) -C selftests/unit clean
 	rm -rf build
 
-.PHONY: all module tc deps unit check demo install uninstall clean
+.PHONY: all module tc deps unit fuzz check demo install uninstall clean

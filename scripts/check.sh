@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: the unit tests, then, for each kernel, a W=1 build of the
-# module and one VM running every selftest (selftests/run.sh).  Results come
-# from the files the guest writes in the shared results dir, never from the
-# console.  Ends with one line, "N passed, N failed, N skipped", and exits
-# non-zero if anything failed, a build warned or a VM died.
+# `make check`: the unit tests, a run of the wheel fuzzer, then, for each
+# kernel, a W=1 build of the module and one VM running every selftest
+# (selftests/run.sh).  Results come from the files the guest writes in the
+# shared results dir, never from the console.  Ends with one line, "N
+# passed, N failed, N skipped", and exits non-zero if anything failed, a
+# build warned or a VM died.
 #
 # Environment:
 #   CAROUSEL_KERNELS   kernels to test (default "6.1 6.12"; prefixes or full
@@ -16,10 +17,12 @@
 #   CAROUSEL_MODULE    "none": no build, tests run without the module (harness
 #                      development only)
 #   CAROUSEL_SKIP_UNIT 1: skip the unit tests
+#   CAROUSEL_FUZZ_SECONDS  how long the wheel fuzzer runs (default 60; 0 skips)
 #   and those of scripts/vm.sh (CAROUSEL_VM_TIMEOUT ...) and selftests/run.sh.
 #
-# Counting: each unit test, each TAP case of each kernel; a failed build and
-# a VM that died (no verdict file) count one failure each.
+# Counting: each unit test, the fuzzer run (one), each TAP case of each
+# kernel; a failed build and a VM that died (no verdict file) count one
+# failure each.
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -72,6 +75,25 @@ if [ -f selftests/unit/Makefile ] && [ "${CAROUSEL_SKIP_UNIT:-0}" != 1 ]; then
 	fi
 	PASS=$((PASS + up)) FAIL=$((FAIL + uf)) SKIP=$((SKIP + us))
 	REPORT+=("unit: $up passed, $uf failed, $us skipped$note")
+fi
+
+# ---------------------------------------------------------------- fuzzer
+# selftests/fuzz/run.sh: the wheel against its model under libFuzzer, in
+# userspace; one pass, or one failure (a crash, a failed build).
+FUZZ_S=${CAROUSEL_FUZZ_SECONDS:-60}
+if [ -f selftests/fuzz/run.sh ] && [ "$FUZZ_S" != 0 ]; then
+	hr "wheel fuzzer, ${FUZZ_S}s"
+	bash selftests/fuzz/run.sh "$FUZZ_S" 2>&1 | tee "$RES/fuzz.log"
+	frc=${PIPESTATUS[0]}
+	cp build/fuzz/fuzz.log "$RES/fuzz.libfuzzer.log" 2>/dev/null
+	fline=$(sed -n 's/^fuzz: //p' "$RES/fuzz.log" | tail -n 1)
+	if [ "$frc" = 0 ]; then
+		PASS=$((PASS + 1))
+		REPORT+=("fuzz: PASS  $fline")
+	else
+		FAIL=$((FAIL + 1))
+		REPORT+=("fuzz: FAIL  ${fline:-no summary} (exit $frc)")
+	fi
 fi
 
 # ---------------------------------------------------------------- kernels

@@ -9,10 +9,12 @@ SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 # --- Debian 12 packages -------------------------------------------------
+# libclang-rt-dev: clang's libFuzzer and sanitizer runtimes (selftests/fuzz);
+# Debian's clang package does not pull them in.
 PKGS="build-essential bc flex bison libelf-dev kmod qemu-system-x86
       linux-image-amd64 linux-headers-amd64 iproute2 iperf3 jq
       python3 python3-pip busybox-static sparse socat
-      clang llvm libbpf-dev bpftool ethtool procps"
+      clang llvm libclang-rt-dev libbpf-dev bpftool ethtool procps"
 
 # --- bookworm-backports: the 6.12 kernel --------------------------------
 BP_LIST=/etc/apt/sources.list.d/carousel-backports.sources
