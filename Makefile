@@ -8,6 +8,7 @@
 #   make demo                a VM that shapes real traffic through a few classes
 #   make deps                install what the above need (idempotent)
 #   make install / uninstall module under /lib/modules/<ver>/extra, plugin in tc's lib dir
+#   make check-man           the man page renders without a warning
 
 KVER ?= $(shell uname -r)
 KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build) \
@@ -35,6 +36,9 @@ unit:
 check: deps tc
 	bash scripts/check.sh
 
+check-man:
+	bash scripts/check-man.sh
+
 demo: deps tc
 	bash scripts/demo.sh
 
@@ -56,4 +60,4 @@ clean:
 	-$(MAKE) -C selftests/unit clean
 	rm -rf build
 
-.PHONY: all module tc deps unit check demo install uninstall clean
+.PHONY: all module tc deps unit check check-man demo install uninstall clean

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: the unit tests, then, for each kernel, a W=1 build of the
-# module and one VM running every selftest (selftests/run.sh).  Results come
+# `make check`: the unit tests and the man page check (scripts/check-man.sh)
+# on the host, then, for each kernel, a W=1 build of the module and one VM
+# running every selftest (selftests/run.sh).  Results come
 # from the files the guest writes in the shared results dir, never from the
 # console.  Ends with one line, "N passed, N failed, N skipped", and exits
 # non-zero if anything failed, a build warned or a VM died.
@@ -18,8 +19,9 @@
 #   CAROUSEL_SKIP_UNIT 1: skip the unit tests
 #   and those of scripts/vm.sh (CAROUSEL_VM_TIMEOUT ...) and selftests/run.sh.
 #
-# Counting: each unit test, each TAP case of each kernel; a failed build and
-# a VM that died (no verdict file) count one failure each.
+# Counting: each unit test, the man page check (one), each TAP case of each
+# kernel; a failed build and a VM that died (no verdict file) count one
+# failure each.
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -72,6 +74,17 @@ if [ -f selftests/unit/Makefile ] && [ "${CAROUSEL_SKIP_UNIT:-0}" != 1 ]; then
 	fi
 	PASS=$((PASS + up)) FAIL=$((FAIL + uf)) SKIP=$((SKIP + us))
 	REPORT+=("unit: $up passed, $uf failed, $us skipped$note")
+fi
+
+# ---------------------------------------------------------------- man page
+# On the host: tc-carousel(8) renders with no groff or man warning.
+hr "man page"
+if bash scripts/check-man.sh 2>&1 | tee "$RES/man.log"; then
+	PASS=$((PASS + 1))
+	REPORT+=("man: 1 passed, 0 failed, 0 skipped")
+else
+	FAIL=$((FAIL + 1))
+	REPORT+=("man: 0 passed, 1 failed, 0 skipped (tc-carousel.8 warns: $RES/man.log)")
 fi
 
 # ---------------------------------------------------------------- kernels
