@@ -9,6 +9,8 @@
 #   make deps                install what the above need (idempotent)
 #   make install             module under /lib/modules/<ver>/extra (for KDIR), and
 #                            the plugin, carousel-cgroup and tc-carousel(8) (install-user)
+#   make dkms-install        the module through DKMS for every kernel with headers
+#                            (/lib/modules/<ver>/updates/dkms), and install-user
 #   make uninstall           remove what any of the installs added, for every kernel
 #   make check-man           the man page renders without a warning
 
@@ -56,9 +58,15 @@ install-user: tc
 	install -D -m 0755 tc/carousel-cgroup $(DESTDIR)/usr/local/sbin/carousel-cgroup
 	install -D -m 0644 docs/tc-carousel.8 $(DESTDIR)$(MAN8DIR)/tc-carousel.8
 
+dkms-install: tc install-user
+	bash scripts/dkms.sh install
+
+dkms-uninstall:
+	bash scripts/dkms.sh uninstall
+
 # Every kernel, not only KDIR's: an install for another kernel leaves no
 # module behind either.  The 6.12 modules_install compresses (.ko.xz).
-uninstall:
+uninstall: dkms-uninstall
 	@set -e; for m in /lib/modules/*/extra/sch_carousel.ko*; do \
 		[ -e "$$m" ] || continue; \
 		k=$${m#/lib/modules/}; k=$${k%%/*}; \
@@ -77,5 +85,5 @@ clean:
 	-$(MAKE) -C selftests/unit clean
 	rm -rf build
 
-.PHONY: all module tc deps unit check check-man demo install install-user \
-	uninstall clean
+.PHONY: all module tc deps unit check check-man demo install \
+	install-user dkms-install dkms-uninstall uninstall clean
