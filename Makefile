@@ -12,6 +12,7 @@
 #   make dkms-install        the module through DKMS for every kernel with headers
 #                            (/lib/modules/<ver>/updates/dkms), and install-user
 #   make uninstall           remove what any of the installs added, for every kernel
+#   make check-install       dkms-install, modprobe in a VM on both kernels, uninstall
 #   make check-man           the man page renders without a warning
 
 KVER ?= $(shell uname -r)
@@ -49,6 +50,9 @@ demo: deps tc
 check-man:
 	bash scripts/check-man.sh
 
+check-install: deps tc
+	bash scripts/check-install.sh
+
 install: module tc install-user
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(KREL)
@@ -85,5 +89,5 @@ clean:
 	-$(MAKE) -C selftests/unit clean
 	rm -rf build
 
-.PHONY: all module tc deps unit check check-man demo install \
+.PHONY: all module tc deps unit check check-man check-install demo install \
 	install-user dkms-install dkms-uninstall uninstall clean

@@ -16,7 +16,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 PKG=sch_carousel
-SRC_FILES="dkms.conf VERSION Kbuild sch_carousel.c sch_carousel.h"
+SRC_FILES=(dkms.conf VERSION Kbuild sch_carousel.c sch_carousel.h)
 DKMS_TREE=/var/lib/dkms
 
 die() { echo "dkms.sh: $*" >&2; exit 1; }
@@ -47,7 +47,7 @@ do_install() {
 	fi
 	rm -rf "$src"
 	install -d "$src"
-	(cd "$REPO" && install -m 0644 $SRC_FILES "$src/")
+	(cd "$REPO" && install -m 0644 "${SRC_FILES[@]}" "$src/")
 	dkms add -m "$PKG" -v "$ver"
 
 	for d in /lib/modules/*/; do
@@ -72,7 +72,7 @@ do_uninstall() {
 			dkms remove -m "$PKG" -v "$v" --all
 		done
 	fi
-	rm -rf "$DKMS_TREE/$PKG" /usr/src/"$PKG"-*
+	rm -rf "${DKMS_TREE:?}/$PKG" /usr/src/"$PKG"-*
 	# What a dkms that was itself removed in the meantime left behind.
 	for m in /lib/modules/*/updates/dkms/"$PKG".ko*; do
 		[ -e "$m" ] || continue
