@@ -23,8 +23,10 @@
 # dkms signs modules with its own key, /var/lib/dkms/mok.{key,pub}, created
 # at the first signed build and shared by every DKMS module, so make
 # uninstall leaves it; if it did not exist before, this check removes it
-# and says so.  Before each boot it waits (up to CAROUSEL_QEMU_WAIT s) until
-# no other qemu runs: the VM tests of others are timing-sensitive.
+# and says so.  Before it installs and before each boot it waits (up to
+# CAROUSEL_QEMU_WAIT s) until no other qemu, make check or make demo runs:
+# their VMs see the host's /lib/modules, and their tests are
+# timing-sensitive.
 #
 # Every step counts one case and each guest case one more; ends with
 # "N passed, N failed, N skipped" and exits non-zero if anything failed.
@@ -83,10 +85,16 @@ ours() {
 	return 0
 }
 
-# wait_qemu_idle: true once no qemu-system runs, false after the wait.
+# busy: another VM runs, or a make check / make demo that boots one next
+# (check.sh builds for a while between its two VMs).
+busy() {
+	pgrep -f qemu-system >/dev/null || pgrep -f 'scripts/(check|demo)\.sh' >/dev/null
+}
+
+# wait_qemu_idle: true once nothing is busy, false after the wait.
 wait_qemu_idle() {
 	local waited=0 max=${CAROUSEL_QEMU_WAIT:-1200}
-	while pgrep -f qemu-system >/dev/null; do
+	while busy; do
 		if [ "$waited" -ge "$max" ]; then
 			return 1
 		fi
@@ -152,12 +160,13 @@ drop_mok() {
 }
 
 VM=1
-if [ "${CAROUSEL_SKIP_VM:-0}" = 1 ]; then
-	VM=0
-elif ! wait_qemu_idle; then
-	# Installing now would put our module under a VM someone else boots.
-	VM=0
-	fail "VM: another qemu still ran after ${CAROUSEL_QEMU_WAIT:-1200}s; nothing booted"
+[ "${CAROUSEL_SKIP_VM:-0}" != 1 ] || VM=0
+# A VM of someone else's sees the host's /lib/modules live: install nothing
+# under it.
+if ! wait_qemu_idle; then
+	fail "another VM still ran after ${CAROUSEL_QEMU_WAIT:-1200}s: nothing installed"
+	say "$PASS passed, $FAIL failed, $SKIP skipped"
+	exit 1
 fi
 
 # ---------------------------------------------------------------- install
@@ -221,7 +230,7 @@ for kv in "${KVERS[@]}"; do
 		continue
 	fi
 	if ! wait_qemu_idle; then
-		fail "$kv: another qemu still ran after ${CAROUSEL_QEMU_WAIT:-1200}s; not booted"
+		fail "$kv: another VM still ran after ${CAROUSEL_QEMU_WAIT:-1200}s; not booted"
 		continue
 	fi
 	rm -f "$RES/$kv".install.{tap,verdict,dmesg}
