@@ -9,7 +9,13 @@
 #   make fuzz                fuzz the timing wheel for FUZZ_SECONDS (default 60)
 #   make demo                a VM that shapes real traffic through a few classes
 #   make deps                install what the above need (idempotent)
-#   make install / uninstall module under /lib/modules/<ver>/extra, plugin in tc's lib dir
+#   make install             module under /lib/modules/<ver>/extra (for KDIR), and
+#                            the plugin, carousel-cgroup and tc-carousel(8) (install-user)
+#   make dkms-install        the module through DKMS for every kernel with headers
+#                            (/lib/modules/<ver>/updates/dkms), and install-user
+#   make uninstall           remove what any of the installs added, for every kernel
+#   make check-install       dkms-install, modprobe in a VM on both kernels, uninstall
+#   make check-man           the man page renders without a warning
 
 KVER ?= $(shell uname -r)
 KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build) \
@@ -17,6 +23,9 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build) \
 # Where Debian's tc looks for q_<kind>.so.
 TC_LIB_DIR_INSTALL ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc /usr/lib64/tc) \
 			/usr/lib/tc)
+MAN8DIR ?= /usr/local/share/man/man8
+# The kernel release KDIR builds for.
+KREL = $(notdir $(patsubst %/build,%,$(KDIR)))
 
 all: module tc
 
@@ -44,17 +53,41 @@ check: deps tc
 demo: deps tc
 	bash scripts/demo.sh
 
-install: module tc
+check-man:
+	bash scripts/check-man.sh
+
+check-install: deps tc
+	bash scripts/check-install.sh
+
+install: module tc install-user
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
-	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
+	depmod -a $(KREL)
+
+install-user: tc
 	install -D -m 0644 tc/q_carousel.so $(DESTDIR)$(TC_LIB_DIR_INSTALL)/q_carousel.so
 	install -D -m 0755 tc/carousel-cgroup $(DESTDIR)/usr/local/sbin/carousel-cgroup
+	install -D -m 0644 docs/tc-carousel.8 $(DESTDIR)$(MAN8DIR)/tc-carousel.8
 
-uninstall:
-	rm -f /lib/modules/$(notdir $(patsubst %/build,%,$(KDIR)))/extra/sch_carousel.ko
-	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
+dkms-install: tc install-user
+	bash scripts/dkms.sh install
+
+dkms-uninstall:
+	bash scripts/dkms.sh uninstall
+
+# Every kernel, not only KDIR's: an install for another kernel leaves no
+# module behind either.  The 6.12 modules_install compresses (.ko.xz).
+uninstall: dkms-uninstall
+	@set -e; for m in /lib/modules/*/extra/sch_carousel.ko*; do \
+		[ -e "$$m" ] || continue; \
+		k=$${m#/lib/modules/}; k=$${k%%/*}; \
+		echo "rm -f $$m"; rm -f "$$m"; \
+		rmdir --ignore-fail-on-non-empty /lib/modules/$$k/extra; \
+		depmod -a $$k; \
+	done
 	rm -f $(DESTDIR)$(TC_LIB_DIR_INSTALL)/q_carousel.so
 	rm -f $(DESTDIR)/usr/local/sbin/carousel-cgroup
+	rm -f $(DESTDIR)$(MAN8DIR)/tc-carousel.8
+	[ ! -d $(DESTDIR)$(MAN8DIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(MAN8DIR)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -62,4 +95,5 @@ clean:
 	-$(MAKE) -C selftests/unit clean
 	rm -rf build
 
-.PHONY: all module tc deps unit fuzz check demo install uninstall clean
+.PHONY: all module tc deps unit fuzz check check-man check-install demo install \
+	install-user dkms-install dkms-uninstall uninstall clean

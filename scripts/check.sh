@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: the unit tests, a run of the wheel fuzzer, then, for each
-# kernel, a W=1 build of the module and one VM running every selftest
-# (selftests/run.sh).  Results come from the files the guest writes in the
-# shared results dir, never from the console.  Ends with one line, "N
-# passed, N failed, N skipped", and exits non-zero if anything failed, a
-# build warned or a VM died.
+# `make check`: on the host the unit tests, a run of the wheel fuzzer and
+# the man page check (scripts/check-man.sh); then, for each kernel, a W=1
+# build of the module and one VM running every selftest (selftests/run.sh).
+# Results come from the files the guest writes in the shared results dir,
+# never from the console.  Ends with one line, "N passed, N failed, N
+# skipped", and exits non-zero if anything failed, a build warned or a VM
+# died.
 #
 # Environment:
 #   CAROUSEL_KERNELS   kernels to test (default "6.1 6.12"; prefixes or full
@@ -20,7 +21,8 @@
 #   CAROUSEL_FUZZ_SECONDS  how long the wheel fuzzer runs (default 60; 0 skips)
 #   and those of scripts/vm.sh (CAROUSEL_VM_TIMEOUT ...) and selftests/run.sh.
 #
-# Counting: each unit test, the fuzzer run (one), each TAP case of each
+# Counting: each unit test, the fuzzer run (one), the man page check (one),
+# each TAP case of each
 # kernel; a failed build and a VM that died (no verdict file) count one
 # failure each.
 set -uo pipefail
@@ -94,6 +96,17 @@ if [ -f selftests/fuzz/run.sh ] && [ "$FUZZ_S" != 0 ]; then
 		FAIL=$((FAIL + 1))
 		REPORT+=("fuzz: FAIL  ${fline:-no summary} (exit $frc)")
 	fi
+fi
+
+# ---------------------------------------------------------------- man page
+# On the host: tc-carousel(8) renders with no groff or man warning.
+hr "man page"
+if bash scripts/check-man.sh 2>&1 | tee "$RES/man.log"; then
+	PASS=$((PASS + 1))
+	REPORT+=("man: 1 passed, 0 failed, 0 skipped")
+else
+	FAIL=$((FAIL + 1))
+	REPORT+=("man: 0 passed, 1 failed, 0 skipped (tc-carousel.8 warns: $RES/man.log)")
 fi
 
 # ---------------------------------------------------------------- kernels

@@ -14,7 +14,7 @@ SUDO=
 PKGS="build-essential bc flex bison libelf-dev kmod qemu-system-x86
       linux-image-amd64 linux-headers-amd64 iproute2 iperf3 jq
       python3 python3-pip busybox-static sparse socat
-      clang llvm libclang-rt-dev libbpf-dev bpftool ethtool procps"
+      clang llvm libclang-rt-dev libbpf-dev bpftool ethtool procps groff-base man-db"
 
 # --- bookworm-backports: the 6.12 kernel --------------------------------
 BP_LIST=/etc/apt/sources.list.d/carousel-backports.sources
