@@ -32,6 +32,9 @@ cd "$REPO" || exit 1
 T0=$(date +%s)
 
 RES=${CAROUSEL_RESULTS:-$(bash scripts/vm.sh --results-base)/check-$(date +%Y%m%d-%H%M%S)-$$}
+# One VM runs every selftest of a kernel: about 20 minutes under TCG, so
+# vm.sh's default limit of 30 would leave too little headroom.
+export CAROUSEL_VM_TIMEOUT=${CAROUSEL_VM_TIMEOUT:-3600}
 mkdir -p "$RES" || exit 1
 RES=$(cd "$RES" && pwd -P)
 mkdir -p "$REPO/build/results" && ln -sfn "$RES" "$REPO/build/results/latest" 2>/dev/null || true
