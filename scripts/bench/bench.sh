@@ -31,19 +31,20 @@ done
 if [ -z "$OUT" ]; then
 	if [ -n "$SMOKE" ]; then OUT=build/bench-smoke; else OUT=docs/bench; fi
 fi
-mkdir -p "$OUT" build/results
+mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 KERNEL=${CAROUSEL_BENCH_KERNEL:-6.12}
 
 echo "bench: wheel microbenchmark"
-make -s -C scripts/bench wheelbench
+make -s -C scripts/bench
 python3 scripts/bench/wheel.py --bin scripts/bench/wheelbench --out "$OUT/wheel.json" $SMOKE
 
 echo "bench: in-kernel benchmarks on $KERNEL"
 kver=$(bash scripts/vm.sh --resolve "$KERNEL")
 ko=$(bash scripts/build-module.sh "$kver")
 make -s -C tc
-RES=$(mktemp -d "$REPO/build/results/bench.XXXXXX")
+# A results dir the guest can write (not under /tmp for a clone there).
+RES=$(mktemp -d "$(bash scripts/vm.sh --results-base)/bench.XXXXXX")
 export CAROUSEL_RESULTS=$RES
 bash scripts/vm.sh "$kver" -- bash scripts/bench/guest.sh "$RES/bench" "$ko" $SMOKE |
 	tee "$RES/guest.log"

@@ -2,17 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # In-guest part of `make bench` (run by scripts/bench/bench.sh through
-# scripts/vm.sh): rate accuracy and kernel memory of carousel, htb, fq (and
-# pfifo for memory), all in this one boot so that the figures can be
-# compared side by side.  Writes JSON lines to $BENCH_OUT:
+# scripts/vm.sh): CPU per packet, rate accuracy and kernel memory of
+# carousel, htb, fq (and pfifo), all in this one boot so that the figures
+# can be compared side by side.  Writes JSON lines to OUTDIR:
+#   kernel.jsonl    one per pktgen run (cpubench.sh)
 #   accuracy.jsonl  one per (qdisc, classes, rate)
 #   memory.jsonl    one per qdisc (per-qdisc bytes) and per classful qdisc
-#                   (per-class bytes at BENCH_CLASSES classes)
+#                   (per-class bytes at MEM_CLASSES classes)
 #
 #   scripts/bench/guest.sh OUTDIR KO [--smoke]
 #
-# Uses selftests/lib.sh for the netns pair and the txtime.py receiver.  A
-# failure to set something up is an error (exit 1); a figure never is.
+# CAROUSEL_BENCH_PARTS picks the parts ("cpu accuracy memory", the
+# default); CAROUSEL_BENCH_PKTS the packets per CPU run.  Uses
+# selftests/lib.sh for the netns pair and the txtime.py sender.  A failure
+# to set something up is an error (exit 1); a figure never is.
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/../../selftests/lib.sh"
 
@@ -27,17 +30,26 @@ if [ ! -d /sys/module/sch_carousel ]; then
 	insmod "$KO" || fail "insmod $KO"
 fi
 export TC_LIB_DIR=$REPO/tc
-for m in sch_htb sch_fq dummy veth; do
+for m in sch_htb sch_fq sch_ingress cls_bpf dummy veth pktgen; do
 	modprobe -q "$m" || fail "modprobe $m"
 done
 
+PARTS=${CAROUSEL_BENCH_PARTS:-cpu accuracy memory}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
+
 if [ "$SMOKE" = 1 ]; then
+	CPU_CLASSES="1 100"
+	CPU_PKTS=${CAROUSEL_BENCH_PKTS:-20000}
+	CPU_ROUNDS=1
 	ACC_CLASSES="2"
 	ACC_RATES="10"
 	ACC_SECS=1
 	MEM_DEVS=4
 	MEM_CLASSES=100
 else
+	CPU_CLASSES="1 100 1000 10000"
+	CPU_PKTS=${CAROUSEL_BENCH_PKTS:-150000}
+	CPU_ROUNDS=5
 	ACC_CLASSES="1 10 100"
 	ACC_RATES="1 5 10"
 	ACC_SECS=${BENCH_ACC_SECS:-4}
@@ -46,7 +58,19 @@ else
 fi
 PKT_L2=1442			# 1400 B payload + UDP + IPv4 + Ethernet: what the qdiscs count
 
+# ---------------------------------------------------------------- CPU
+if want cpu; then
+	CNS=carousel-cpu-$$
+	ip netns add "$CNS" || fail "netns $CNS"
+	defer ip netns del "$CNS"
+	# Off CPU 0, where pktgen runs and the CPU time is read.
+	ip netns exec "$CNS" taskset -c 1 bash "$BENCH_DIR/cpubench.sh" "$BENCH_OUT/kernel.jsonl" \
+		"$BENCH_DIR/prio.bpf.o" "$CPU_CLASSES" "$CPU_PKTS" "$CPU_ROUNDS" ||
+		fail "cpubench.sh"
+fi
+
 # ---------------------------------------------------------------- accuracy
+if want accuracy; then
 setup_pair --no-offload
 quiet_link
 
@@ -114,13 +138,17 @@ for q in carousel htb fq; do
 	done
 done
 tc -n "$NS_S" qdisc del dev "$DEV" root 2>/dev/null
+fi
 
 # ---------------------------------------------------------------- memory
-# kmem_bytes: memory in use (MemTotal - MemFree) after an RCU grace
-# period, with every slab cache's per-CPU slabs flushed and the page cache
-# dropped: it sees slab objects, vmalloc and large kmalloc (page allocator)
-# alike.  Noisy by some 100 KiB, hence many qdiscs / classes per sample.
-kmem_bytes() {
+if want memory; then
+# kmem: "used slab vmalloc" in bytes, after an RCU grace period, with
+# every slab cache's per-CPU slabs flushed and the page cache dropped.
+# used = MemTotal - MemFree sees slab objects, vmalloc and large kmalloc
+# (straight from the page allocator, > 8 KiB: the wheel, the flow table)
+# alike; Slab and VmallocUsed alone miss the last.  Noisy by some 100 KiB,
+# hence many qdiscs / classes per sample.
+kmem() {
 	local f
 	sync
 	sleep 1
@@ -129,7 +157,8 @@ kmem_bytes() {
 	done
 	echo 3 >/proc/sys/vm/drop_caches
 	awk '$1 == "MemTotal:" { t = $2 } $1 == "MemFree:" { f = $2 }
-	     END { printf "%d\n", (t - f) * 1024 }' /proc/meminfo
+	     $1 == "Slab:" { s = $2 } $1 == "VmallocUsed:" { v = $2 }
+	     END { printf "%d %d %d\n", (t - f) * 1024, s * 1024, v * 1024 }' /proc/meminfo
 }
 
 MNS=carousel-mem-$$
@@ -157,16 +186,17 @@ for q in carousel fq htb pfifo; do
 	for ((i = 0; i < MEM_DEVS; i++)); do
 		echo "qdisc del dev bd$i root"
 	done >"$TMPD/qdel.batch"
-	m0=$(kmem_bytes)
+	read -r m0 s0 v0 < <(kmem)
 	tc -n "$MNS" -batch "$TMPD/q.batch" || fail "$q add x$MEM_DEVS"
-	m1=$(kmem_bytes)
+	read -r m1 s1 v1 < <(kmem)
 	extra=
 	if [ "$q" = carousel ]; then
 		extra=$(tc -n "$MNS" -s -j qdisc show dev bd0 | jq -c '{wheel_bytes: .[0].wheel_bytes}')
 	fi
 	tc -n "$MNS" -batch "$TMPD/qdel.batch" || fail "$q del"
-	printf '{"kind":"qdisc","qdisc":"%s","devices":%d,"bytes_total":%d,"bytes_per_qdisc":%d,"extra":%s}\n' \
-		"$q" "$MEM_DEVS" $((m1 - m0)) $(((m1 - m0) / MEM_DEVS)) "${extra:-null}" \
+	printf '{"kind":"qdisc","qdisc":"%s","devices":%d,"bytes_total":%d,"bytes_per_qdisc":%d,"slab_per_qdisc":%d,"vmalloc_per_qdisc":%d,"extra":%s}\n' \
+		"$q" "$MEM_DEVS" $((m1 - m0)) $(((m1 - m0) / MEM_DEVS)) \
+		$(((s1 - s0) / MEM_DEVS)) $(((v1 - v0) / MEM_DEVS)) "${extra:-null}" \
 		>>"$BENCH_OUT/memory.jsonl"
 	echo "# memory $q: $(((m1 - m0) / MEM_DEVS)) B per qdisc"
 done
@@ -176,13 +206,15 @@ for q in carousel htb; do
 	for ((i = 1; i <= MEM_CLASSES; i++)); do
 		printf 'class add dev bd0 parent 1: classid 1:%x %s rate %dkbit\n' "$i" "$q" $((1000 + i))
 	done >"$TMPD/c.batch"
-	m0=$(kmem_bytes)
+	read -r m0 s0 v0 < <(kmem)
 	tc -n "$MNS" -batch "$TMPD/c.batch" || fail "$q classes"
-	m1=$(kmem_bytes)
+	read -r m1 s1 v1 < <(kmem)
 	tc -n "$MNS" qdisc del dev bd0 root
-	printf '{"kind":"class","qdisc":"%s","classes":%d,"bytes_total":%d,"bytes_per_class":%d}\n' \
-		"$q" "$MEM_CLASSES" $((m1 - m0)) $(((m1 - m0) / MEM_CLASSES)) >>"$BENCH_OUT/memory.jsonl"
+	printf '{"kind":"class","qdisc":"%s","classes":%d,"bytes_total":%d,"bytes_per_class":%d,"slab_per_class":%d,"vmalloc_per_class":%d}\n' \
+		"$q" "$MEM_CLASSES" $((m1 - m0)) $(((m1 - m0) / MEM_CLASSES)) \
+		$(((s1 - s0) / MEM_CLASSES)) $(((v1 - v0) / MEM_CLASSES)) >>"$BENCH_OUT/memory.jsonl"
 	echo "# memory $q: $(((m1 - m0) / MEM_CLASSES)) B per class at $MEM_CLASSES classes"
 done
+fi
 echo "# guest bench done"
 exit 0

@@ -50,6 +50,111 @@ def accuracy_rows(raw):
     return rows
 
 
+KQDISCS = ["carousel", "fq", "htb", "pfifo"]
+
+
+def kernel_rows(raw):
+    """One row per (qdisc, classes): CPU ns/packet over the rounds.
+
+    cpu_ns_per_packet is the least disturbed round (the minimum: the host
+    only ever adds time), median_ns the median; both from CPU 0's sys +
+    softirq ticks over the packets that left the device.  noqueue (the
+    path without a qdisc) is not a row of its own: each row carries it as
+    baseline_ns, and qdisc_ns = cpu_ns_per_packet - baseline_ns.
+    """
+    runs = {}
+    for r in raw:
+        sent = r["sent"] or 1
+        ns = (r["cpu0_sys"] + r["cpu0_softirq"]) * 1e9 / r["user_hz"] / sent
+        runs.setdefault((r["qdisc"], r["classes"]), []).append((ns, r))
+    rows = []
+    base = {n: min(v[0] for v in runs[(q, n)]) for (q, n) in runs if q == "noqueue"}
+    for (q, n), v in sorted(runs.items(), key=lambda kv: (KQDISCS.index(kv[0][0])
+                                                            if kv[0][0] in KQDISCS else 9,
+                                                            kv[0][1])):
+        if q not in KQDISCS:
+            continue
+        nss = sorted(x[0] for x in v)
+        rs = [x[1] for x in v]
+        b = base.get(n)
+        rows.append({
+            "qdisc": q, "classes": n,
+            "cpu_ns_per_packet": round(nss[0]),
+            "packets": min(r["sent"] for r in rs),
+            "median_ns": round(nss[len(nss) // 2]),
+            "rounds": len(nss),
+            "offered": rs[0]["offered"],
+            "dropped": sum(r["offered"] - r["sent"] for r in rs if r["sent"] < r["offered"]),
+            "baseline_ns": round(b) if b else None,
+            "qdisc_ns": round(nss[0] - b) if b else None,
+            "pktgen_ns_per_packet": round(min(r["pktgen_us"] * 1000 / r["offered"] for r in rs)),
+        })
+    return rows
+
+
+def kernel_section(krows, lines, verdicts):
+    by = {(k["qdisc"], k["classes"]): k for k in krows}
+    ns = sorted({k["classes"] for k in krows})
+    lines += ["## 2. In-kernel CPU per packet", "",
+              "pktgen (`xmit_mode queue_xmit`) sends 100-byte UDP packets flat out through "
+              "`dev_queue_xmit` to a dummy device carrying the qdisc, the UDP source port "
+              "cycling through 1..N; a clsact egress BPF program (scripts/bench/prio.bpf.c) "
+              "sets `skb->priority = 1:<port>` in front of every qdisc alike. carousel and "
+              "htb: N classes of 10 Gbit/N; fq: `maxrate` 10 Gbit/N, `orphan_mask 65535`, "
+              "`buckets 4096`, so N flows; pfifo: `limit 10000`. The offered load (a few "
+              "hundred Mbit) is far under the 10 Gbit sum of the rates: every qdisc carries "
+              "every packet (column *dropped*). CPU = sys + softirq ticks of CPU 0 "
+              "(pktgen's) in /proc/stat over the packets that left. The five set-ups "
+              "(noqueue too) of one N run interleaved, in rotated order, for several rounds; "
+              "ns/packet is the least disturbed round (the host only adds time), the median "
+              "is beside it. *baseline* is the same path with no qdisc (noqueue): pktgen's "
+              "skb, the BPF program, the dummy driver; *qdisc ns* = ns/packet − baseline.",
+              "",
+              "| classes | " + " | ".join(f"{q} ns/pkt (median)" for q in KQDISCS) +
+              " | baseline | " + " | ".join(f"{q} qdisc ns" for q in KQDISCS) + " | dropped |",
+              "|---" * (2 * len(KQDISCS) + 3) + "|"]
+    for n in ns:
+        cells = []
+        for q in KQDISCS:
+            k = by.get((q, n), {})
+            cells.append(f"{fmt(k.get('cpu_ns_per_packet'), 0)} ({fmt(k.get('median_ns'), 0)})")
+        b = next((by[(q, n)]["baseline_ns"] for q in KQDISCS if (q, n) in by), None)
+        qn = [fmt(by.get((q, n), {}).get("qdisc_ns"), 0) for q in KQDISCS]
+        dr = sum(by.get((q, n), {}).get("dropped", 0) for q in KQDISCS)
+        lines.append(f"| {n:,} | " + " | ".join(cells) + f" | {fmt(b, 0)} | " +
+                     " | ".join(qn) + f" | {dr} |")
+    lines.append("")
+    lines += ["Ratios (carousel over the others; whole path, and qdisc only):", "",
+              "| classes | ÷ pfifo | ÷ fq | ÷ htb | qdisc ÷ pfifo | qdisc ÷ fq | qdisc ÷ htb |",
+              "|---|---|---|---|---|---|---|"]
+    for n in ns:
+        c = by.get(("carousel", n), {})
+        cells = []
+        for key in ("cpu_ns_per_packet", "qdisc_ns"):
+            for q in ("pfifo", "fq", "htb"):
+                o = by.get((q, n), {})
+                r = ratio(c.get(key), o.get(key)) if (o.get(key) or 0) > 0 else None
+                cells.append(fmt(r, 2))
+        lines.append(f"| {n:,} | " + " | ".join(cells) + " |")
+    lines.append("")
+
+    def rr(q, n, key="cpu_ns_per_packet"):
+        c, o = by.get(("carousel", n), {}).get(key), by.get((q, n), {}).get(key)
+        return ratio(c, o) if c and o and o > 0 else None
+    top = max(ns) if ns else None
+    if top and top >= 10000:
+        for q, lim in (("htb", 0.33), ("fq", 0.8)):
+            x, y = rr(q, top), rr(q, top, "qdisc_ns")
+            verdicts.append((f"at 10k classes carousel CPU/packet ≤ {lim}× {q}",
+                             f"{fmt(x, 2)}× (qdisc only: {fmt(y, 2)}×)",
+                             x is not None and x <= lim))
+    if 1 in ns:
+        x, y = rr("pfifo", 1), rr("pfifo", 1, "qdisc_ns")
+        verdicts.append(("at 1 class carousel CPU/packet ≤ 1.1× pfifo",
+                         f"{fmt(x, 2)}× (qdisc only: {fmt(y, 2)}×)",
+                         x is not None and x <= 1.1))
+
+
 def fmt(x, nd=1):
     if x is None:
         return "n/a"
@@ -124,32 +229,69 @@ def accuracy_section(acc, lines, verdicts):
                          worst["carousel"] <= 0.5))
 
 
+def kmem(m, what):
+    """slab + vmalloc bytes per qdisc / class (large kmallocs count as slab)."""
+    return m.get(f"slab_per_{what}", 0) + m.get(f"vmalloc_per_{what}", 0)
+
+
 def memory_section(mem, lines, verdicts):
     lines += ["## 4. Kernel memory", "",
-              "Memory in use (MemTotal − MemFree, after flushing per-CPU slabs via "
-              "/sys/kernel/slab/*/shrink, an RCU grace period and drop_caches), before "
-              "and after adding the qdisc to several dummy devices (per qdisc) or 10,000 "
-              "classes with one `tc -batch` (per class). htb's per-class figure includes the "
-              "default pfifo leaf qdisc of each class.", "",
-              "| qdisc | per qdisc (defaults) | per class |", "|---|---|---|"]
+              "Slab + vmalloc deltas of /proc/meminfo (`Slab:` counts kmalloc's large "
+              "allocations from the page allocator too, like carousel's wheel) after an RCU "
+              "grace period, per-CPU slabs flushed (/sys/kernel/slab/*/shrink) and "
+              "drop_caches, before and after adding the qdisc to many dummy devices at "
+              "defaults (per qdisc) or 10,000 classes with one `tc -batch` (per class). "
+              "*used* is MemTotal − MemFree over the same step: it sees everything, page "
+              "cache and other tasks included, so it is noisier. htb's per-class figure "
+              "includes the default pfifo leaf qdisc of each class.", "",
+              "| qdisc | per qdisc: slab + vmalloc | (used) | per class: slab + vmalloc | (used) |",
+              "|---|---|---|---|---|"]
     perq = {m["qdisc"]: m for m in mem if m["kind"] == "qdisc"}
     perc = {m["qdisc"]: m for m in mem if m["kind"] == "class"}
     for q in ["carousel", "fq", "htb", "pfifo"]:
         pq, pc = perq.get(q), perc.get(q)
-        lines.append("| %s | %s | %s |" % (
-            q, f"{pq['bytes_per_qdisc'] / 1024:,.1f} KiB" if pq else "n/a",
-            f"{pc['bytes_per_class']} B (at {pc['classes']:,})" if pc else "—"))
+        lines.append("| %s | %s | %s | %s | %s |" % (
+            q, f"{kmem(pq, 'qdisc') / 1024:,.1f} KiB" if pq else "n/a",
+            f"{pq['bytes_per_qdisc'] / 1024:,.1f} KiB" if pq else "n/a",
+            f"{kmem(pc, 'class')} B (at {pc['classes']:,})" if pc else "—",
+            f"{pc['bytes_per_class']} B" if pc else "—"))
+    cw = perq.get("carousel", {}).get("extra") or {}
+    if cw.get("wheel_bytes"):
+        lines += ["", f"carousel's own count of its wheel and flow table (xstats "
+                      f"`wheel_bytes`): {cw['wheel_bytes']:,} B."]
     lines.append("")
     if "carousel" in perq:
-        b = perq["carousel"]["bytes_per_qdisc"]
+        b = kmem(perq["carousel"], "qdisc")
         verdicts.append(("memory ≤ 256 KiB per qdisc", f"{b / 1024:.1f} KiB", b <= 256 * 1024))
     if "carousel" in perc:
-        b = perc["carousel"]["bytes_per_class"]
+        b = kmem(perc["carousel"], "class")
         verdicts.append(("memory ≤ 64 B per class", f"{b} B", b <= 64))
 
 
-def plots(out, wheel, acc):
+def plots(out, wheel, acc, krows):
     made = []
+    if krows:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for q in KQDISCS:
+            pts = sorted((k["classes"], k["cpu_ns_per_packet"]) for k in krows
+                         if k["qdisc"] == q)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=q)
+        bpts = sorted({(k["classes"], k["baseline_ns"]) for k in krows if k["baseline_ns"]})
+        if bpts:
+            ax.plot([p[0] for p in bpts], [p[1] for p in bpts], color="k", ls="--", lw=0.8,
+                    label="no qdisc (baseline)")
+        ax.set_xscale("log")
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("classes (fq: paced flows)")
+        ax.set_ylabel("guest CPU ns per packet (sys+softirq)")
+        ax.set_title("pktgen through the qdisc, emulated guest")
+        ax.legend(fontsize="small")
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "kernel.png"), dpi=100)
+        plt.close(fig)
+        made.append("kernel.png")
     fig, ax = plt.subplots(figsize=(6, 4))
     for s in ("carousel", "rbtree", "heap"):
         pts = sorted((w["n"], w["ns_per_pair"]) for w in wheel if w["structure"] == s)
@@ -201,6 +343,8 @@ def check(out, names):
                           "stddev_gap_ns": (int, float, type(None)),
                           "rel_error_pct": (int, float, type(None))},
         "memory.json": {"qdisc": str, "kind": str, "bytes_total": int},
+        "kernel.json": {"qdisc": str, "classes": int, "cpu_ns_per_packet": int,
+                        "packets": int},
     }
     for f, keys in need.items():
         try:
@@ -239,6 +383,10 @@ def main():
         wheel = json.load(fh)
     acc = accuracy_rows(jsonl(os.path.join(a.guest, "accuracy.jsonl")))
     mem = jsonl(os.path.join(a.guest, "memory.jsonl"))
+    krows = kernel_rows(jsonl(os.path.join(a.guest, "kernel.jsonl")))
+    with open(os.path.join(a.out, "kernel.json"), "w") as fh:
+        json.dump(krows, fh, indent=1)
+        fh.write("\n")
     with open(os.path.join(a.out, "accuracy.json"), "w") as fh:
         json.dump([{k: v for k, v in r.items() if k != "gaps_ns"} for r in acc], fh, indent=1)
         fh.write("\n")
@@ -258,21 +406,24 @@ def main():
              "are the most repeatable figure.", ""]
     verdicts = []
     wheel_section(wheel, lines, verdicts)
-    lines += ["## 2. In-kernel CPU per packet", "",
-              "Not measured yet (see \"Missing\" below).", ""]
+    kernel_section(krows, lines, verdicts)
     accuracy_section(acc, lines, verdicts)
     memory_section(mem, lines, verdicts)
-    made = plots(a.out, wheel, acc)
-    verdicts += [("at 10k classes carousel CPU/packet ≤ 0.33× htb, ≤ 0.8× fq", "not measured", None),
-                 ("at 1 class carousel CPU/packet ≤ 1.1× pfifo", "not measured", None)]
+    made = plots(a.out, wheel, acc, krows)
     lines += ["## Where we stand against the targets", "",
               "| target | measured | met? |", "|---|---|---|"]
     for t, m, ok in verdicts:
         lines.append(f"| {t} | {m} | {'yes' if ok else ('no' if ok is False else '—')} |")
-    lines += ["", "Plots: " + ", ".join(f"[{m}]({m})" for m in made) + ".", "",
-              "## Missing", "",
-              "- In-kernel CPU per packet (kernel.json, its plot) is not implemented yet.",
-              "- Only one kernel per run (`CAROUSEL_BENCH_KERNEL=6.1 make bench` for 6.1).", ""]
+    lines += [""]
+    for m in made:
+        lines += [f"![{m}]({m})", ""]
+    lines += ["Only one kernel per run: `CAROUSEL_BENCH_KERNEL=6.1 make bench` for 6.1.", ""]
+    # The analysis is written by hand from a run and its profiles; a later
+    # run refreshes the tables above but not the text.
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analysis.md")
+    if os.path.exists(notes) and not a.check:
+        with open(notes) as fh:
+            lines += [fh.read().rstrip(), ""]
     with open(os.path.join(a.out, "README.md"), "w") as fh:
         fh.write("\n".join(lines))
     if a.check:
