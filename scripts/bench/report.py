@@ -64,7 +64,9 @@ def kernel_rows(raw):
     """
     runs = {}
     for r in raw:
-        sent = r["sent"] or 1
+        if r["sent"] < r["offered"] / 2:
+            continue        # pktgen stopped early (cpubench.sh runs it again)
+        sent = r["sent"]
         ns = (r["cpu0_sys"] + r["cpu0_softirq"]) * 1e9 / r["user_hz"] / sent
         runs.setdefault((r["qdisc"], r["classes"]), []).append((ns, r))
     rows = []
@@ -84,7 +86,7 @@ def kernel_rows(raw):
             "median_ns": round(nss[len(nss) // 2]),
             "rounds": len(nss),
             "offered": rs[0]["offered"],
-            "dropped": sum(r["offered"] - r["sent"] for r in rs if r["sent"] < r["offered"]),
+            "dropped": sum(max(0, r["offered"] - r["sent"]) for r in rs),
             "baseline_ns": round(b) if b else None,
             "qdisc_ns": round(nss[0] - b) if b else None,
             "pktgen_ns_per_packet": round(min(r["pktgen_us"] * 1000 / r["offered"] for r in rs)),
@@ -174,18 +176,22 @@ def wheel_section(wheel, lines, verdicts):
               "Steady state: N packets over a 1 s horizon (1 µs ticks, the qdisc's default "
               "wheel: 3 levels for a 10 s horizon); one pair = dequeue the earliest packet, "
               "enqueue one at that time + U[0, 1 s). ns/pair is the median of 5 interleaved "
-              "runs; instr/pair is callgrind's Ir of the measured loop only.", "",
+              "runs; instr/pair is callgrind's Ir of the measured loop only. A run lasts at "
+              "least one period of the wheel's top level (1024² µs, ≈ 1.05·N pairs), so that "
+              "the cascade of a whole top-level slot, once a period, is in every run once. "
+              "*moves* = packets the wheel cascades down a level per pair.", "",
               "| N | carousel ns | rbtree ns | heap ns | carousel instr | rbtree instr | "
-              "heap instr | instr carousel/rbtree | ns carousel/rbtree |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "heap instr | instr carousel/rbtree | ns carousel/rbtree | moves |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for n in ns:
         c, r, h = (by.get((s, n), {}) for s in ("carousel", "rbtree", "heap"))
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             f"{n:,}", fmt(c.get("ns_per_pair")), fmt(r.get("ns_per_pair")),
             fmt(h.get("ns_per_pair")), fmt(c.get("instr_per_pair"), 0),
             fmt(r.get("instr_per_pair"), 0), fmt(h.get("instr_per_pair"), 0),
             fmt(ratio(c.get("instr_per_pair"), r.get("instr_per_pair")), 2),
-            fmt(ratio(c.get("ns_per_pair"), r.get("ns_per_pair")), 2)))
+            fmt(ratio(c.get("ns_per_pair"), r.get("ns_per_pair")), 2),
+            fmt(c.get("cascades_per_pair"), 2)))
     lines.append("")
     c1m, r1m = by.get(("carousel", 1000000)), by.get(("rbtree", 1000000))
     if c1m and r1m:
@@ -371,6 +377,15 @@ def check(out, names):
     return errs
 
 
+def run_date(guest):
+    """When the guest wrote its results (so a re-run of the report keeps it)."""
+    t = max((os.path.getmtime(os.path.join(guest, f)) for f in os.listdir(guest)),
+            default=None) if os.path.isdir(guest) else None
+    d = (datetime.datetime.fromtimestamp(t, datetime.timezone.utc) if t
+         else datetime.datetime.now(datetime.timezone.utc))
+    return f"{d:%Y-%m-%d %H:%M} UTC"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--guest", required=True)
@@ -395,7 +410,7 @@ def main():
         fh.write("\n")
 
     lines = ["# Benchmarks", "",
-             f"Run: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, "
+             f"Run: {run_date(a.guest)}, "
              f"by `make bench` (scripts/bench/). In-kernel figures: kernel {a.kernel} in a "
              "virtme-ng VM (2 vCPUs, 2 GiB). Userspace figures: the host.", "",
              "**The host is emulated.** There is no KVM here: the VM runs under QEMU TCG, a "
