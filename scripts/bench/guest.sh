@@ -38,7 +38,7 @@ PARTS=${CAROUSEL_BENCH_PARTS:-cpu accuracy memory}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 if [ "$SMOKE" = 1 ]; then
-	CPU_CLASSES="1 100"
+	CPU_CLASSES="10"
 	CPU_PKTS=${CAROUSEL_BENCH_PKTS:-20000}
 	CPU_ROUNDS=1
 	ACC_CLASSES="2"
