@@ -230,7 +230,7 @@ def accuracy_section(acc, lines, verdicts):
     lines.append("")
     if "carousel" in worst:
         verdicts.append(("rate error ≤ 0.5%",
-                         "worst |error| of the mean: " + ", ".join(
+                         "worst error of the mean (absolute): " + ", ".join(
                              f"{q} {worst[q]:.2f}%" for q in QDISCS if q in worst),
                          worst["carousel"] <= 0.5))
 
