@@ -595,6 +595,13 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	struct sk_buff *skb;
 	u64 now, wake;
 
+	/*
+	 * q.qlen may also count a packet peeked into gso_skb: ask the wheel.
+	 * Every qdisc run ends with a dequeue that finds nothing, so this
+	 * comes before the clock is read; an empty wheel has no timer armed.
+	 */
+	if (!w->count)
+		return NULL;
 	now = ktime_get_ns();
 	if (q->timer_expiry && now >= q->timer_expiry) {
 		u64 late = now - q->timer_expiry;
@@ -605,9 +612,6 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 			q->stat_timer_latency_max = late;
 		q->timer_expiry = 0;
 	}
-	/* q.qlen may also count a packet peeked into gso_skb: ask the wheel. */
-	if (!w->count)
-		return NULL;
 
 	slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
 	if (slot) {
