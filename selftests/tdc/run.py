@@ -30,7 +30,8 @@ checks:
      expected to succeed);
   4. the kernel logged nothing new at warning level or worse, and no
      line matching the selftests' bad-line regex (WARNING:, BUG:, Oops...),
-     while the command ran.
+     while the command ran (but for what a TCG guest on a busy host prints
+     by itself: "hrtimer: interrupt took N ns" and the like, shown only).
 
 Prints one line per case ("ok N ID name" / "not ok N ID name # why") and a
 last line "N passed, N failed".  --results writes every case's details as
@@ -51,6 +52,10 @@ import time
 
 BAD_RE = re.compile(r"WARNING:|BUG:|Oops|general protection|kernel BUG|UBSAN|"
                     r"KASAN|refcount_t|list_add corruption|kmemleak")
+# What a TCG guest on a busy host prints by itself, at warning level, at
+# any moment: not the qdisc's doing.  Shown, not failed.
+ENV_NOTICE = re.compile(r"hrtimer: interrupt took \d+ ns|clocksource|"
+                        r"sched: RT throttling activated")
 KLOG_WARN = 4		# KERN_WARNING: this level and worse count as warnings
 
 
@@ -251,7 +256,8 @@ class Runner:
             why.append("state changed: before " + json.dumps(before, sort_keys=True) +
                        " after " + json.dumps(after, sort_keys=True))
         # 4. no kernel warning
-        bad = [t for lvl, t in klog if lvl <= KLOG_WARN or BAD_RE.search(t)]
+        bad = [t for lvl, t in klog if BAD_RE.search(t) or
+               (lvl <= KLOG_WARN and not ENV_NOTICE.search(t))]
         if bad:
             why.append("kernel logged: " + " | ".join(bad[:5]))
         res["klog"] = [t for _, t in klog]
