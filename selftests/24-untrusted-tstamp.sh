@@ -11,7 +11,8 @@
 #     empty again once the horizon has passed;
 #   - every far-future datagram is dropped and counted in horizon_drops
 #     (drop mode), or capped, counted in horizon_caps, and delivered one
-#     horizon after it was sent, never before (cap mode);
+#     horizon after it was sent, never before, and late by no more than
+#     the qdisc's timer lateness, the path's and a margin (cap mode);
 #   - a past stamp leaves at once: no datagram waits for the watchdog
 #     (timer_arms and overlimits do not move) and each arrives within
 #     100 ms of its sendmsg().
@@ -99,9 +100,12 @@ for mode in drop cap; do
 			# stamp: never before, minus 1 ms for the receiver's clock
 			# conversion.  Late by no more than the watchdog's own worst
 			# lateness (measured by the qdisc) plus twice the path's
-			# worst latency for a burst like this one, plus 5 ms.
+			# worst latency for a burst like this one, plus 50 ms of the
+			# TCG guest's scheduling noise (the same path, with nothing
+			# to wait for, has shown 28 ms).  Held an hour, or even a
+			# second, it would be far outside.
 			lo=$((H_MS * 1000000 - 1000000))
-			hi=$((H_MS * 1000000 + $(jq .timer_latency_max_ns <<<"$s1") + 2 * BASE_MAX + 5000000))
+			hi=$((H_MS * 1000000 + $(jq .timer_latency_max_ns <<<"$s1") + 2 * BASE_MAX + 50000000))
 			min=$(jq .min_latency_ns <<<"$r")
 			max=$(jq .max_latency_ns <<<"$r")
 			echo "# $mode/$what: latency $min..$max ns, allowed $lo..$hi"
