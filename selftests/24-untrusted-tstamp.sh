@@ -38,10 +38,11 @@ snap() { qdisc_json "$DEV" | jq -c '.[0] | {packets, drops, qlen, wheel_packets,
 d() { jq -n --argjson a "$1" --argjson b "$2" "\$b.$3 - \$a.$3"; }
 
 # send NAME LEAD_MS BELOW_ZERO [COUNT] [RECV_TIMEOUT_S]: N datagrams stamped
-# now + LEAD_MS (+ i us); prints the receiver's JSON.
+# now + LEAD_MS (+ i us) to port PORT; prints the receiver's JSON.  The
+# receiver returns as soon as it has them all; its timeout must cover the
+# sender's start (a Python start takes seconds in a busy TCG guest).
 send() {
-	local name=$1 lead=$2 bz=$3 n=${4:-$N} tmo=${5:-4} r
-	PORT=$((PORT + 1))
+	local name=$1 lead=$2 bz=$3 n=${4:-$N} tmo=${5:-20} r
 	txtime_recv "$PORT" "$n" "$tmo" --latency
 	txtime_send "$PORT" --gap-us 1 --count "$n" --size 100 --lead-ms="$lead" \
 		--below-zero "$bz" --stamp-send --sndbuf 4000000 >"$ART/send-$name.json"
@@ -66,6 +67,7 @@ echo "# wheel_bytes $WB; CLOCK_MONOTONIC origin $(cut -d' ' -f1 /proc/uptime)s a
 
 # Baseline: stamped now, due at once; the path's own latency.
 s0=$(snap)
+PORT=$((PORT + 1))
 r=$(send base 0 error)
 assert_eq "baseline received" "$(jq .received <<<"$r")" $N
 BASE_MAX=$(jq .max_latency_ns <<<"$r")
@@ -78,7 +80,11 @@ for mode in drop cap; do
 	for c in ahead:$HOUR_MS:error wrapped:-$HOUR_MS:wrap; do
 		IFS=: read -r what lead bz <<<"$c"
 		s0=$(snap)
-		r=$(send "$mode-$what" "$lead" "$bz" $N $((H_MS / 1000 * 2 + 3)))
+		PORT=$((PORT + 1))
+		# Nothing arrives in drop mode: the receiver waits it all out.
+		tmo=20
+		[ $mode = cap ] || tmo=$((H_MS / 1000 * 2 + 8))
+		r=$(send "$mode-$what" "$lead" "$bz" $N $tmo)
 		s1=$(snap)
 		echo "# $mode, $what: $(jq -c '{received, min_latency_ns, max_latency_ns}' <<<"$r")"
 		echo "#   qdisc delta: $(jq -nc --argjson a "$s0" --argjson b "$s1" \
@@ -117,9 +123,12 @@ for mode in drop cap; do
 
 	# The oldest stamp there is: leaves at once, without the watchdog.
 	s0=$(snap)
+	PORT=$((PORT + 1))
 	r=$(send "$mode-past" "-$HOUR_MS" clamp)
 	s1=$(snap)
 	echo "# $mode, past (1 ns): $(jq -c '{received, min_latency_ns, max_latency_ns}' <<<"$r")"
+	echo "#   qdisc delta: $(jq -nc --argjson a "$s0" --argjson b "$s1" \
+		'$b | with_entries(.value -= ($a[.key] // 0))')"
 	assert_eq "$mode/past: received" "$(jq .received <<<"$r")" $N
 	assert_eq "$mode/past: timer_arms" "$(d "$s0" "$s1" timer_arms)" 0
 	assert_eq "$mode/past: overlimits" "$(d "$s0" "$s1" overlimits)" 0
