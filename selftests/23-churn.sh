@@ -20,9 +20,11 @@
 # Then the wheel is filled with >= 10000 datagrams stamped (SO_TXTIME)
 # 20 s ahead, under 1000 classes; rmmod is refused while the qdisc is
 # attached; the qdisc is deleted with them queued; rmmod then succeeds,
-# its carousel_flow cache is gone, and kmalloc-64 (which holds the class
-# structs) is back to where it was, within 100 objects: a tenth of the
-# classes, well above the noise of an idle guest (measured and shown).
+# its carousel_flow cache is gone (or, merged by SLUB into another cache,
+# left as an alias link only, as 6.12 does), and kmalloc-64 (which holds
+# the class structs) is back to where it was, within 100 objects plus
+# twice the noise measured between two idle readings (at most 500): a
+# leak of half the classes always fails.
 # The module is loaded again for the tests that follow.
 source "$(dirname "$0")/lib.sh"
 require_carousel
@@ -100,6 +102,10 @@ wp=$(qjq "$DEV" '.[0].wheel_packets')
 assert_ge "wheel_packets" "$wp" 10000
 assert_eq "backlog = wheel_packets" "$(qjq "$DEV" '.[0].qlen')" "$wp"
 [ -e /sys/kernel/slab/carousel_flow ] || fail "no carousel_flow cache while loaded"
+FLOW_ALIAS=
+[ ! -L /sys/kernel/slab/carousel_flow ] || FLOW_ALIAS=$(readlink /sys/kernel/slab/carousel_flow)
+echo "# carousel_flow: $([ -n "$FLOW_ALIAS" ] && echo "merged, alias of $FLOW_ALIAS" || echo "a cache of its own")$(
+	awk '$1 == "carousel_flow" { printf ", %d active objects", $2 }' /proc/slabinfo)"
 
 msg=$(rmmod sch_carousel 2>&1) && fail "rmmod succeeded with the qdisc attached"
 echo "# rmmod with the qdisc attached: $msg"
@@ -112,9 +118,22 @@ busywait 10000 refcnt0 >/dev/null || fail "module refcnt $(mod_refcnt sch_carous
 defer insmod "$KO"		# for the tests that follow, even if we fail below
 rmmod sch_carousel || fail "rmmod after qdisc del"
 [ ! -d /sys/module/sch_carousel ] || fail "module still loaded after rmmod"
-[ ! -e /sys/kernel/slab/carousel_flow ] || fail "carousel_flow cache left after rmmod"
+# kmem_cache_destroy() would have warned, and panicked the guest
+# (panic_on_warn), had one flow object been left.  The cache itself: a
+# cache of its own goes from /sys/kernel/slab; one that SLUB merged into
+# another is only an alias link there (never in /proc/slabinfo), and 6.12
+# leaves that link behind when the module goes.
+if [ -n "$FLOW_ALIAS" ]; then
+	echo "# carousel_flow was an alias of $FLOW_ALIAS; after rmmod: $(readlink /sys/kernel/slab/carousel_flow || echo gone)"
+else
+	busywait 5000 test ! -e /sys/kernel/slab/carousel_flow >/dev/null ||
+		fail "carousel_flow cache left after rmmod"
+fi
 ! grep -q '^carousel_flow ' /proc/slabinfo || fail "carousel_flow in /proc/slabinfo after rmmod"
 m1=$(k64)
-echo "# kmalloc-64 after rmmod: $m1 ($((m1 - m0)) objects from before; 1000 classes were 1000)"
-[ "$((m1 - m0))" -le 100 ] && [ "$((m1 - m0))" -ge -100 ] ||
-	fail "kmalloc-64 moved by $((m1 - m0)) objects (allowed 100)"
+noise=$((m0b - m0))
+tol=$((100 + 2 * ${noise#-}))
+[ "$tol" -le 500 ] || tol=500
+echo "# kmalloc-64 after rmmod: $m1 ($((m1 - m0)) objects from before, allowed $tol; the 1000 classes were 1000)"
+[ "$((m1 - m0))" -le "$tol" ] && [ "$((m1 - m0))" -ge "-$tol" ] ||
+	fail "kmalloc-64 moved by $((m1 - m0)) objects (allowed $tol)"
