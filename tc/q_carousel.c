@@ -23,7 +23,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
 #include <linux/netlink.h>
@@ -174,7 +176,19 @@ static int carousel_get_rate(__u64 *rate, const char *arg, const char *dev)
 		return -1;
 	if (strchr(arg, '%'))
 		return dev ? get_percent_rate64(rate, arg, dev) : -1;
-	return get_rate64(rate, arg);
+	if (get_rate64(rate, arg))
+		return -1;
+	/*
+	 * get_rate64() stores a double into the u64 unchecked: "inf", "nan",
+	 * a rate past 2^64 bytes/s or one below 1 byte/s comes out as 0 on
+	 * x86-64, which for the qdisc means "no ceiling".  Only a zero that
+	 * was written as one may be 0.
+	 */
+	if (*rate == 0 && strtod(arg, NULL) != 0.0)
+		return -1;
+	if (!isfinite(strtod(arg, NULL)))
+		return -1;
+	return 0;
 }
 
 /*

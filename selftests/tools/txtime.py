@@ -3,13 +3,24 @@
 """UDP sender/receiver for SO_TXTIME (earliest departure time) tests.
 
   txtime.py send --dst IP --port P --gap-us G --count N --size S [--lead-ms L]
-  txtime.py recv --port P --count N --timeout S
+                 [--below-zero error|clamp|wrap] [--stamp-send] [--sndbuf B]
+  txtime.py recv --port P --count N --timeout S [--latency]
 
 send: a UDP socket with SO_TXTIME (clock CLOCK_MONOTONIC by default, flags
 0).  Packet i carries txtime = start + i*gap, with start = now + lead, and
 its payload starts with (seq, txtime) as two big-endian u64.  Packets go out
 as fast as sendmsg() allows, each with an SCM_TXTIME cmsg: the qdisc does the
 pacing.  Prints one JSON object (sent, start_ns, gap_ns, ...).
+
+Untrusted stamps: --lead-ms may be far off (3600000 = 1 hour ahead, or
+-3600000).  A txtime before the clock's origin (in a VM booted seconds ago,
+CLOCK_MONOTONIC minus an hour) is refused (error, the default), clamped to
+1 ns, the oldest instant the clock has (clamp), or sent as the 64-bit two's
+complement of the negative value, as a sender with signed arithmetic would
+(wrap).  --stamp-send puts the sender's clock, read just before each
+sendmsg(), in the payload after (seq, txtime), for recv --latency.
+--sndbuf sets SO_SNDBUFFORCE (packets stay charged to the socket while they
+wait in the qdisc).
 
 recv: SO_TIMESTAMPNS receive timestamps (CLOCK_REALTIME, taken by the kernel
 on delivery), converted to the sender's clock with an offset measured by
@@ -20,7 +31,9 @@ sandwiching clock_gettime(REALTIME) between two clock_gettime(clock) calls
   min/mean/max_slack_ns (rx - txtime), mean_gap_ns / stddev_gap_ns (between
   consecutive arrivals), mean_tx_gap_ns (between consecutive txtimes),
   first/last_rx_ns, first/last_txtime_ns (sender clock), reorders (arrivals
-  with a lower seq than one seen before), clock_offset_ns, clock_offset_drift_ns.
+  with a lower seq than one seen before), clock_offset_ns, clock_offset_drift_ns;
+  with --latency also min/mean/max_latency_ns (rx - the sender's clock at
+  sendmsg(), from --stamp-send payloads).
 
 Exit status: 0; recv exits 0 even when packets are missing (the caller
 judges); 2 on usage errors.  Python 3.11 stdlib only.
@@ -44,6 +57,8 @@ CLOCKS = {
     "tai": getattr(time, "CLOCK_TAI", 11),
 }
 HDR = struct.Struct("!QQ")  # seq, txtime
+SENT = struct.Struct("!Q")  # --stamp-send: sender's clock at sendmsg()
+SO_SNDBUFFORCE = 32
 
 
 def now_ns(clk):
@@ -64,8 +79,9 @@ def realtime_offset(clk, rounds=200):
 
 def cmd_send(args):
     clk = CLOCKS[args.clock]
-    if args.size < HDR.size:
-        sys.exit(f"--size must be >= {HDR.size}")
+    hdr = HDR.size + (SENT.size if args.stamp_send else 0)
+    if args.size < hdr:
+        sys.exit(f"--size must be >= {hdr}")
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     # struct sock_txtime { __kernel_clockid_t clockid; __u32 flags; }
     s.setsockopt(socket.SOL_SOCKET, SO_TXTIME, struct.pack("iI", clk, args.flags))
@@ -73,16 +89,26 @@ def cmd_send(args):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, args.priority)
     if args.mark is not None:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, args.mark)
+    if args.sndbuf:
+        s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, args.sndbuf)
     s.connect((args.dst, args.port))
-    pad = b"\0" * (args.size - HDR.size)
+    pad = b"\0" * (args.size - hdr)
     gap = int(args.gap_us * 1000)
     t0 = now_ns(clk)
     start = t0 + int(args.lead_ms * 1e6)
+    if start + min(0, (args.count - 1) * gap) < 1:
+        if args.below_zero == "error":
+            sys.exit(f"txtime {start} ns is before the clock's origin: see --below-zero")
     errors = 0
     for i in range(args.count):
         txtime = start + i * gap
+        if txtime < 1:
+            txtime = 1 if args.below_zero == "clamp" else txtime & (2**64 - 1)
+        parts = [HDR.pack(i, txtime)]
+        if args.stamp_send:
+            parts.append(SENT.pack(now_ns(clk)))
         try:
-            s.sendmsg([HDR.pack(i, txtime), pad],
+            s.sendmsg(parts + [pad],
                       [(socket.SOL_SOCKET, SCM_TXTIME, struct.pack("Q", txtime))])
         except OSError as e:
             errors += 1
@@ -94,6 +120,8 @@ def cmd_send(args):
         "errors": errors,
         "clock": args.clock,
         "start_ns": start,
+        "first_txtime_ns": start if start >= 1 else
+        (1 if args.below_zero == "clamp" else start & (2**64 - 1)),
         "gap_ns": gap,
         "last_txtime_ns": start + (args.count - 1) * gap,
         "send_duration_ns": t1 - t0,
@@ -110,7 +138,7 @@ def cmd_recv(args):
     off0 = realtime_offset(clk)
     cbuf = socket.CMSG_SPACE(16)
     deadline = time.monotonic() + args.timeout
-    rx = []  # (seq, txtime, rx_realtime_ns)
+    rx = []  # (seq, txtime, rx_realtime_ns, sent_ns)
     while len(rx) < args.count:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -123,6 +151,9 @@ def cmd_recv(args):
         if len(data) < HDR.size:
             continue
         seq, txtime = HDR.unpack_from(data)
+        sent = None
+        if args.latency and len(data) >= HDR.size + SENT.size:
+            sent, = SENT.unpack_from(data, HDR.size)
         ts = None
         for level, typ, cdata in anc:
             if level == socket.SOL_SOCKET and typ == SCM_TIMESTAMPNS and len(cdata) >= 16:
@@ -130,7 +161,7 @@ def cmd_recv(args):
                 ts = sec * 1_000_000_000 + nsec
         if ts is None:
             ts = time.clock_gettime_ns(time.CLOCK_REALTIME)
-        rx.append((seq, txtime, ts))
+        rx.append((seq, txtime, ts, sent))
     off1 = realtime_offset(clk)
     off = (off0 + off1) // 2
 
@@ -141,7 +172,8 @@ def cmd_recv(args):
     slack = []
     arrivals = []
     txtimes = []
-    for seq, txtime, ts in rx:
+    lat = []
+    for seq, txtime, ts, sent in rx:
         if seq in seen:
             dups += 1
             continue
@@ -153,6 +185,8 @@ def cmd_recv(args):
         arrivals.append(t)
         txtimes.append(txtime)
         slack.append(t - txtime)
+        if sent is not None:
+            lat.append(t - sent)
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
     txg = sorted(txtimes)
     txgaps = [b - a for a, b in zip(txg, txg[1:])]
@@ -189,6 +223,9 @@ def cmd_recv(args):
         "clock": args.clock,
         "clock_offset_ns": off,
         "clock_offset_drift_ns": off1 - off0,
+        **({"min_latency_ns": min(lat) if lat else None,
+            "mean_latency_ns": i(mean(lat)),
+            "max_latency_ns": max(lat) if lat else None} if args.latency else {}),
     }))
 
 
@@ -209,6 +246,12 @@ def main():
                     help="sock_txtime flags (1 deadline mode, 2 report errors)")
     ps.add_argument("--priority", type=int, help="SO_PRIORITY")
     ps.add_argument("--mark", type=int, help="SO_MARK")
+    ps.add_argument("--below-zero", choices=["error", "clamp", "wrap"], default="error",
+                    help="a txtime before the clock's origin: refuse, clamp to 1 ns, "
+                    "or send its 64-bit two's complement")
+    ps.add_argument("--stamp-send", action="store_true",
+                    help="put the clock at sendmsg() in the payload (recv --latency)")
+    ps.add_argument("--sndbuf", type=int, default=0, help="SO_SNDBUFFORCE bytes")
 
     pr = sub.add_parser("recv", help="receive, timestamp and summarise")
     pr.add_argument("--port", type=int, required=True)
@@ -217,6 +260,8 @@ def main():
     pr.add_argument("--bind", default="0.0.0.0")
     pr.add_argument("--clock", choices=CLOCKS, default="mono",
                     help="the sender's --clock")
+    pr.add_argument("--latency", action="store_true",
+                    help="latency from --stamp-send payloads")
 
     args = p.parse_args()
     if args.cmd == "send":
