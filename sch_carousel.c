@@ -366,7 +366,8 @@ static bool carousel_over_budget(struct Qdisc *sch,
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 
-	if (fl->backlog <= (u64)q->flow_budget * psched_mtu(qdisc_dev(sch)))
+	if (!q->flow_budget ||
+	    fl->backlog <= (u64)q->flow_budget * psched_mtu(qdisc_dev(sch)))
 		return false;
 	return carousel_tx_ns(q, fl->cl, fl->backlog) >
 	       div_u64(q->flow_budget_time, fl->cl->flows);
@@ -804,9 +805,9 @@ static int carousel_parse(struct nlattr **tb, struct carousel_params *p,
 	a = tb[TCA_CAROUSEL_FLOW_BUDGET];
 	if (a) {
 		p->flow_budget = nla_get_u32(a);
-		if (!p->flow_budget || p->flow_budget > U16_MAX) {
+		if (p->flow_budget > U16_MAX) {
 			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: flow_budget must be between 1 and 65535 packets");
+					    "carousel: flow_budget must be at most 65535 packets, or 0 for none");
 			return -EINVAL;
 		}
 	}
@@ -900,7 +901,8 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	WRITE_ONCE(q->flow_limit, p.flow_limit);
 	WRITE_ONCE(q->flow_budget, p.flow_budget);
 	WRITE_ONCE(q->flow_budget_time, p.flow_budget_time);
-	WRITE_ONCE(q->pacing_shift, carousel_pacing_shift(p.flow_budget_time));
+	WRITE_ONCE(q->pacing_shift, p.flow_budget ?
+		   carousel_pacing_shift(p.flow_budget_time) : 0);
 	WRITE_ONCE(q->ce_threshold, p.ce_threshold);
 	WRITE_ONCE(q->timer_slack, p.timer_slack);
 	WRITE_ONCE(q->horizon_drop, p.horizon_drop);
@@ -932,7 +934,7 @@ static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
 	xa_init(&q->classes);
 	sch->limit		= 10000;
 	q->flow_limit		= 100;
-	q->flow_budget		= 2;
+	q->flow_budget		= 0;
 	q->flow_budget_time	= NSEC_PER_MSEC;
 	q->horizon		= 10ULL * NSEC_PER_SEC;
 	q->horizon_drop		= 1;

@@ -20,7 +20,7 @@ assert_eq "default flow_limit" "$(qjq "$DEV" '.[0].options.flow_limit')" 100
 assert_eq "default horizon (ns)" "$(qjq "$DEV" '.[0].options.horizon')" 10000000000
 assert_eq "default horizon_drop" "$(qjq "$DEV" '.[0].options.horizon_drop')" true
 assert_eq "default timer_slack (ns)" "$(qjq "$DEV" '.[0].options.timer_slack')" 10000
-assert_eq "default flow_budget" "$(qjq "$DEV" '.[0].options.flow_budget')" 2
+assert_eq "default flow_budget (0 = off)" "$(qjq "$DEV" '.[0].options.flow_budget')" 0
 assert_eq "default flow_budget_time (ns)" "$(qjq "$DEV" '.[0].options.flow_budget_time')" 1000000
 assert_eq "default ce_threshold (ns, 0 = off)" "$(qjq "$DEV" '.[0].options.ce_threshold')" 0
 gran=$(qjq "$DEV" '.[0].options.granularity')
@@ -82,7 +82,6 @@ bad "flow_limit must be"	qdisc change dev "$DEV" root carousel flow_limit 70000
 bad "timer_slack must be"	qdisc change dev "$DEV" root carousel timer_slack 2s
 bad "rate must be"		qdisc change dev "$DEV" root carousel rate 10tbit
 bad "default must be"		qdisc change dev "$DEV" root carousel default 10000
-bad "flow_budget must be"	qdisc change dev "$DEV" root carousel flow_budget 0
 bad "flow_budget must be"	qdisc change dev "$DEV" root carousel flow_budget 65536
 bad "flow_budget_time must be"	qdisc change dev "$DEV" root carousel flow_budget_time 2s
 bad "ce_threshold must be"	qdisc change dev "$DEV" root carousel ce_threshold 1001ms

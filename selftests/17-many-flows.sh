@@ -25,7 +25,7 @@ quiet_link
 FLOWS=${CAROUSEL_MANY_FLOWS:-200}
 T=14 RATE=50000000 MTU=1500
 
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 1 || fail "qdisc add"
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 1 flow_budget 2 || fail "qdisc add"
 ns_s tc class add dev "$DEV" parent 1: classid 1:1 carousel rate $RATE || fail "class add"
 # 1000 sockets per side need more than the default 1024 descriptors.
 ulimit -n 8192

@@ -25,7 +25,7 @@ require_module tcp_dctcp
 setup_pair ${CAROUSEL_LAT_SETUP:-}
 RATE=${CAROUSEL_LAT_RATE:-50000000}
 CE=${CAROUSEL_LAT_CE:-250us}
-XOPTS=${CAROUSEL_LAT_OPTS:-flow_budget_time 250us}
+XOPTS=${CAROUSEL_LAT_OPTS:-flow_budget 2 flow_budget_time 250us}
 T=10 NPING=300 IVAL=0.02 MTU=1500
 
 # A netns may only pick an allowed congestion control.

@@ -179,7 +179,7 @@ def cases():
         ("q23", "qdisc: flow_budget_time 2^32-1", "qc", q, CHANGE, H1, ROOT,
          kind() + opts(nla(Q_FLOW_BUDGET_TIME, u32(0xFFFFFFFF))), EINVAL, r"flow_budget_time must be at most 1s"),
         ("q24", "qdisc: flow_budget 2^32-1", "qc", q, CHANGE, H1, ROOT,
-         kind() + opts(nla(Q_FLOW_BUDGET, u32(0xFFFFFFFF))), EINVAL, r"flow_budget must be between"),
+         kind() + opts(nla(Q_FLOW_BUDGET, u32(0xFFFFFFFF))), EINVAL, r"flow_budget must be at most"),
         ("q25", "qdisc: horizon 0 with granularity 1s", "qc", q, CHANGE, H1, ROOT,
          kind() + opts(nla(Q_GRANULARITY, u32(10**9)), nla(Q_HORIZON, u32(0))), EINVAL, r"horizon must be at least 1us"),
         ("q26", "qdisc: good limit, then a truncated flow_limit", "qc", q, CHANGE, H1, ROOT,
