@@ -16,6 +16,9 @@
 #   make uninstall           remove what any of the installs added, for every kernel
 #   make check-install       dkms-install, modprobe in a VM on both kernels, uninstall
 #   make check-man           the man page renders without a warning
+#   make check-debug         the selftests on a KASAN/kmemleak/lockdep kernel built
+#                            once into ~/.cache/sch_carousel/debug-kernel (slow;
+#                            not part of make check)
 
 KVER ?= $(shell uname -r)
 KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build) \
@@ -59,6 +62,9 @@ check-man:
 check-install: deps tc
 	bash scripts/check-install.sh
 
+check-debug: deps tc
+	bash scripts/check-debug.sh
+
 install: module tc install-user
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(KREL)
@@ -95,5 +101,5 @@ clean:
 	-$(MAKE) -C selftests/unit clean
 	rm -rf build
 
-.PHONY: all module tc deps unit fuzz check check-man check-install demo install \
+.PHONY: all module tc deps unit fuzz check check-man check-install check-debug demo install \
 	install-user dkms-install dkms-uninstall uninstall clean
