@@ -40,7 +40,7 @@
 #
 # Environment:
 #   CAROUSEL_TESTS                 only these selftests (see selftests/run.sh)
-#   CAROUSEL_DEBUG_TIMEOUT_SCALE   multiply every test's "# timeout:" (4)
+#   CAROUSEL_DEBUG_TIMEOUT_SCALE   multiply every test's "# timeout:" (6)
 #   CAROUSEL_DEBUG_STRICT          1: selftest failures fail the check too
 #   CAROUSEL_DEBUG_PANIC_ON_WARN   1: keep panic_on_warn=1
 #   CAROUSEL_QEMU_WAIT             max seconds to wait until at most one other
@@ -109,7 +109,7 @@ if [ -z "$REPORT_ONLY" ]; then
 	# one, so CAROUSEL_TEST_TIMEOUT alone changes nothing.  Run copies with the
 	# limit scaled (CAROUSEL_TESTS_DIR); lib.sh is a symlink, and it finds the
 	# repo's tools through its own real path.
-	SCALE=${CAROUSEL_DEBUG_TIMEOUT_SCALE:-4}
+	SCALE=${CAROUSEL_DEBUG_TIMEOUT_SCALE:-6}
 	TD=$RES/tests
 	rm -rf "$TD" && mkdir -p "$TD"
 	ln -s "$REPO/selftests/lib.sh" "$TD/lib.sh"
