@@ -201,7 +201,9 @@ if [ -e "$RES/$KREL.tap" ]; then
 fi
 if [ ! -e "$RES/$KREL.debug-done" ]; then
 	cur=$(cat "$RES/$KREL.current" 2>/dev/null)
-	FAILED+=("VM did not reach the end (exit $vrc, during ${cur:-boot}): $RES/$KREL.console.log")
+	# QEMU names a signal it got from outside (another session's cleanup).
+	killed=$(grep -o 'terminating on signal [0-9]* from pid [0-9]*[^)]*)' "$RES/$KREL.console.log" 2>/dev/null | head -n1)
+	FAILED+=("VM did not reach the end (exit $vrc, during ${cur:-boot}${killed:+; qemu: $killed}): $RES/$KREL.console.log")
 fi
 if [ "$f" != 0 ] && [ "${CAROUSEL_DEBUG_STRICT:-0}" = 1 ]; then
 	FAILED+=("$f selftest case(s) failed (CAROUSEL_DEBUG_STRICT=1)")
