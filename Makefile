@@ -19,6 +19,9 @@
 #   make bench               benchmarks (userspace wheel + one 6.12 VM) into docs/bench/
 #   make bench-smoke         the benchmarks at toy sizes: they run, their output is
 #                            well formed (make check runs it; never judges a figure)
+#   make check-debug         the selftests on a KASAN/kmemleak/lockdep kernel built
+#                            once into ~/.cache/sch_carousel/debug-kernel (slow;
+#                            not part of make check)
 
 KVER ?= $(shell uname -r)
 KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build) \
@@ -68,6 +71,9 @@ bench-smoke: deps tc
 check-install: deps tc
 	bash scripts/check-install.sh
 
+check-debug: deps tc
+	bash scripts/check-debug.sh
+
 install: module tc install-user
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(KREL)
@@ -105,5 +111,6 @@ clean:
 	-$(MAKE) -C scripts/bench clean
 	rm -rf build
 
-.PHONY: all module tc deps unit fuzz check check-man check-install bench bench-smoke demo install \
+.PHONY: all module tc deps unit fuzz check check-man check-install check-debug bench bench-smoke \
+	demo install \
 	install-user dkms-install dkms-uninstall uninstall clean

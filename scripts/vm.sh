@@ -10,6 +10,8 @@
 #
 # KVER is a full release (6.1.0-56-amd64), a prefix (6.1, 6.12: the newest
 # installed /boot/vmlinuz-<prefix>.* wins) or a path to a vmlinuz-<release>.
+# With CAROUSEL_VM_KERNEL set, KVER is not looked up: it only names the files
+# (the console log, and what the guest's `uname -r` will print).
 #
 # Inside the guest:
 #   - the host's filesystem is read-only (tmpfs overlays on /tmp /etc /var ...);
@@ -32,6 +34,9 @@
 #   CAROUSEL_VM_MEM       guest memory (2G)
 #   CAROUSEL_VM_TIMEOUT   seconds before the whole VM is killed (1800; 0 = none)
 #   CAROUSEL_VM_APPEND    extra kernel command line
+#   CAROUSEL_VM_KERNEL    boot this kernel image (a bzImage from a kernel tree,
+#                         e.g. the debug kernel of scripts/check-debug.sh)
+#                         instead of /boot/vmlinuz-KVER
 #   CAROUSEL_VNG          the vng binary (vng)
 #
 # Exit: the command's exit code; 255 when the guest kernel panicked (WARN,
@@ -114,12 +119,20 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -ge 2 ] || usage
-KVER=$(resolve_kver "$1") || exit 2
+if [ -n "${CAROUSEL_VM_KERNEL:-}" ]; then
+	KVER=$1
+	KIMG=$CAROUSEL_VM_KERNEL
+	case $KVER in
+	''|*/*) die "with CAROUSEL_VM_KERNEL, KVER is a release name, not '$KVER'" ;;
+	esac
+else
+	KVER=$(resolve_kver "$1") || exit 2
+	KIMG=/boot/vmlinuz-$KVER
+fi
 shift
 [ "${1:-}" != "--" ] || shift
 [ $# -ge 1 ] || usage
 
-KIMG=/boot/vmlinuz-$KVER
 [ -r "$KIMG" ] || die "$KIMG is not readable (chmod a+r, see scripts/deps.sh)"
 VNG=${CAROUSEL_VNG:-vng}
 command -v "$VNG" >/dev/null || die "vng not found (bash scripts/deps.sh)"
