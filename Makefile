@@ -16,6 +16,9 @@
 #   make uninstall           remove what any of the installs added, for every kernel
 #   make check-install       dkms-install, modprobe in a VM on both kernels, uninstall
 #   make check-man           the man page renders without a warning
+#   make bench               benchmarks (userspace wheel + one 6.12 VM) into docs/bench/
+#   make bench-smoke         the benchmarks at toy sizes: they run, their output is
+#                            well formed (make check runs it; never judges a figure)
 
 KVER ?= $(shell uname -r)
 KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build) \
@@ -56,6 +59,12 @@ demo: deps tc
 check-man:
 	bash scripts/check-man.sh
 
+bench: deps tc
+	bash scripts/bench/bench.sh
+
+bench-smoke: deps tc
+	bash scripts/bench/bench.sh --smoke
+
 check-install: deps tc
 	bash scripts/check-install.sh
 
@@ -93,7 +102,8 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tc clean
 	-$(MAKE) -C selftests/unit clean
+	-$(MAKE) -C scripts/bench clean
 	rm -rf build
 
-.PHONY: all module tc deps unit fuzz check check-man check-install demo install \
+.PHONY: all module tc deps unit fuzz check check-man check-install bench bench-smoke demo install \
 	install-user dkms-install dkms-uninstall uninstall clean

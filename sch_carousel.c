@@ -21,7 +21,12 @@
  *     to more than it, len/rate is stretched by (sum of active rates /
  *     ceiling), so each class gets a share proportional to its rate;
  *   - beyond the horizon: drop or cap; limit and flow_limit: drop;
- *   - insert in the wheel: O(1).
+ *   - insert in the wheel: O(1);
+ *   - account it to its flow (a socket, or a flow hash, in its class): a
+ *     flow over its budget (flow_budget packets and flow_budget_time of
+ *     its share of the class) still queues, but the sender gets
+ *     NET_XMIT_CN, and TCP enters CWR without a loss;
+ *   - past ce_threshold of delay added by us, mark ECN CE.
  *
  * dequeue():
  *   - take the earliest slot from the wheel (bitmap scans, O(1)); its head
@@ -30,7 +35,9 @@
  *
  * Packets keep their socket charge until dequeued, so TCP Small Queues and
  * the socket send buffer hold senders back (Carousel's deferred completion).
- * TCP sockets are switched to SK_PACING_FQ so that TCP leaves its pacing to
+ * The flow table knows what each flow holds, from its first packet's
+ * enqueue to its last packet's exit, and only exists meanwhile.  TCP
+ * sockets are switched to SK_PACING_FQ so that TCP leaves its pacing to
  * the timestamps we honour.
  *
  * Locking: everything runs under the qdisc root lock, as for any qdisc;
@@ -50,6 +57,7 @@
 #include <linux/math64.h>
 #include <linux/xarray.h>
 #include <linux/bitops.h>
+#include <linux/log2.h>
 #include <net/netlink.h>
 #include <net/pkt_sched.h>
 #include <net/pkt_cls.h>
@@ -116,6 +124,7 @@ struct carousel_sched_data {
 	u32			ce_threshold;	/* ns, 0 = off */
 	u32			timer_slack;	/* ns */
 	u8			horizon_drop;
+	u8			pacing_shift;	/* for TCP sockets, 0 = theirs */
 
 /* Read/write: */
 	u64			active_rate;	/* sum of rates of backlogged classes */
@@ -298,17 +307,42 @@ static u64 carousel_effective_rate(const struct carousel_sched_data *q,
 	return cl->rate;
 }
 
-static void carousel_set_pacing(struct sk_buff *skb)
+/*
+ * TCP keeps at most about 1ms of its pacing rate below it (TCP Small
+ * Queues, and the size of its TSO bursts): 2^-sk_pacing_shift seconds.
+ * A flow_budget_time shorter than that is the operator asking for less,
+ * so the socket's shift follows it, the knob mac80211 turns the other way.
+ */
+#define CAROUSEL_SHIFT_DEFAULT	10
+#define CAROUSEL_SHIFT_MAX	16
+
+static u8 carousel_pacing_shift(u32 budget_ns)
+{
+	u32 shift;
+
+	if (!budget_ns)
+		return 0;
+	shift = order_base_2(DIV_ROUND_UP(NSEC_PER_SEC, budget_ns));
+	if (shift <= CAROUSEL_SHIFT_DEFAULT)
+		return 0;
+	return min_t(u32, shift, CAROUSEL_SHIFT_MAX);
+}
+
+static void carousel_set_pacing(const struct carousel_sched_data *q,
+				struct sk_buff *skb)
 {
 	struct sock *sk = skb->sk;
 
-	if (sk && sk_fullsock(sk) &&
-	    READ_ONCE(sk->sk_pacing_status) != SK_PACING_FQ) {
+	if (!sk || !sk_fullsock(sk))
+		return;
+	if (READ_ONCE(sk->sk_pacing_status) != SK_PACING_FQ) {
 		/* Pairs with smp_load_acquire() in tcp_needs_internal_pacing():
 		 * from now on TCP leaves the pacing of its EDT stamps to us.
 		 */
 		smp_store_release(&sk->sk_pacing_status, SK_PACING_FQ);
 	}
+	if (q->pacing_shift)
+		sk_pacing_shift_update(sk, q->pacing_shift);
 }
 
 static int carousel_drop(struct sk_buff *skb, struct Qdisc *sch,
@@ -497,7 +531,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		return ret;
 	}
 
-	carousel_set_pacing(skb);
+	carousel_set_pacing(q, skb);
 	key = carousel_flow_key(skb);
 	now = ktime_get_ns();
 	if (cl && skb_is_gso(skb) &&
@@ -561,6 +595,13 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	struct sk_buff *skb;
 	u64 now, wake;
 
+	/*
+	 * q.qlen may also count a packet peeked into gso_skb: ask the wheel.
+	 * Every qdisc run ends with a dequeue that finds nothing, so this
+	 * comes before the clock is read; an empty wheel has no timer armed.
+	 */
+	if (!w->count)
+		return NULL;
 	now = ktime_get_ns();
 	if (q->timer_expiry && now >= q->timer_expiry) {
 		u64 late = now - q->timer_expiry;
@@ -571,9 +612,6 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 			q->stat_timer_latency_max = late;
 		q->timer_expiry = 0;
 	}
-	/* q.qlen may also count a packet peeked into gso_skb: ask the wheel. */
-	if (!w->count)
-		return NULL;
 
 	slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
 	if (slot) {
@@ -862,6 +900,7 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	WRITE_ONCE(q->flow_limit, p.flow_limit);
 	WRITE_ONCE(q->flow_budget, p.flow_budget);
 	WRITE_ONCE(q->flow_budget_time, p.flow_budget_time);
+	WRITE_ONCE(q->pacing_shift, carousel_pacing_shift(p.flow_budget_time));
 	WRITE_ONCE(q->ce_threshold, p.ce_threshold);
 	WRITE_ONCE(q->timer_slack, p.timer_slack);
 	WRITE_ONCE(q->horizon_drop, p.horizon_drop);

@@ -3,7 +3,8 @@
 #
 # `make check`: on the host the unit tests, a run of the wheel fuzzer and
 # the man page check (scripts/check-man.sh); then, for each kernel, a W=1
-# build of the module and one VM running every selftest (selftests/run.sh).
+# build of the module and one VM running every selftest (selftests/run.sh);
+# last, the benchmarks at toy sizes (scripts/bench/bench.sh --smoke).
 # Results come from the files the guest writes in the shared results dir,
 # never from the console.  Ends with one line, "N passed, N failed, N
 # skipped", and exits non-zero if anything failed, a build warned or a VM
@@ -19,12 +20,12 @@
 #                      development only)
 #   CAROUSEL_SKIP_UNIT 1: skip the unit tests
 #   CAROUSEL_FUZZ_SECONDS  how long the wheel fuzzer runs (default 60; 0 skips)
+#   CAROUSEL_SKIP_BENCH 1: skip bench-smoke (scripts/bench/bench.sh --smoke)
 #   and those of scripts/vm.sh (CAROUSEL_VM_TIMEOUT ...) and selftests/run.sh.
 #
 # Counting: each unit test, the fuzzer run (one), the man page check (one),
-# each TAP case of each
-# kernel; a failed build and a VM that died (no verdict file) count one
-# failure each.
+# each TAP case of each kernel, bench-smoke (one); a failed build and a VM
+# that died (no verdict file) count one failure each.
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +33,9 @@ cd "$REPO" || exit 1
 T0=$(date +%s)
 
 RES=${CAROUSEL_RESULTS:-$(bash scripts/vm.sh --results-base)/check-$(date +%Y%m%d-%H%M%S)-$$}
+# One VM runs every selftest of a kernel: about 20 minutes under TCG, so
+# vm.sh's default limit of 30 would leave too little headroom.
+export CAROUSEL_VM_TIMEOUT=${CAROUSEL_VM_TIMEOUT:-3600}
 mkdir -p "$RES" || exit 1
 RES=$(cd "$RES" && pwd -P)
 mkdir -p "$REPO/build/results" && ln -sfn "$RES" "$REPO/build/results/latest" 2>/dev/null || true
@@ -197,6 +201,27 @@ for k in $KERNELS; do
 	[ -e "$RES/$kver.tap" ] && while IFS= read -r l; do REPORT+=("$l"); done < <(table "$RES/$kver.tap")
 	[ -z "$extra" ] || REPORT+=("   !! $extra" "   console: $RES/$kver.console.log")
 done
+
+# ---------------------------------------------------------------- bench smoke
+# `make bench-smoke`: the benchmarks at toy sizes (the wheel on the host, one
+# VM on the last kernel tested) run and their output is well formed.  One
+# pass or one failure; a figure never fails it.
+if [ "${CAROUSEL_SKIP_BENCH:-0}" != 1 ] && [ "${CAROUSEL_MODULE:-}" != none ]; then
+	bk=${KERNELS##* }
+	hr "bench-smoke ($bk)"
+	b0=$(date +%s)
+	CAROUSEL_BENCH_KERNEL=$bk bash scripts/bench/bench.sh --smoke 2>&1 |
+		tee "$RES/bench-smoke.log"
+	brc=${PIPESTATUS[0]}
+	bline="$(( $(date +%s) - b0 ))s, output in build/bench-smoke/"
+	if [ "$brc" = 0 ]; then
+		PASS=$((PASS + 1))
+		REPORT+=("bench-smoke: PASS  $bline")
+	else
+		FAIL=$((FAIL + 1))
+		REPORT+=("bench-smoke: FAIL  (exit $brc) $RES/bench-smoke.log")
+	fi
+fi
 
 # ---------------------------------------------------------------- summary
 hr "summary (results in $RES)"

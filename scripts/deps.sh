@@ -10,11 +10,14 @@ SUDO=
 
 # --- Debian 12 packages -------------------------------------------------
 # libclang-rt-dev: clang's libFuzzer and sanitizer runtimes (selftests/fuzz);
-# Debian's clang package does not pull them in.
+# Debian's clang package does not pull them in.  valgrind (callgrind counts
+# the wheel benchmark's instructions; it also ships <valgrind/callgrind.h>),
+# python3-matplotlib (the plots) and util-linux (taskset): make bench.
 PKGS="build-essential bc flex bison libelf-dev kmod qemu-system-x86
       linux-image-amd64 linux-headers-amd64 iproute2 iperf3 jq
       python3 python3-pip busybox-static sparse socat
-      clang llvm libclang-rt-dev libbpf-dev bpftool ethtool procps groff-base man-db"
+      clang llvm libclang-rt-dev libbpf-dev bpftool ethtool procps groff-base man-db
+      valgrind python3-matplotlib util-linux"
 
 # --- bookworm-backports: the 6.12 kernel --------------------------------
 BP_LIST=/etc/apt/sources.list.d/carousel-backports.sources

@@ -1,10 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 120
+# timeout: 180
 #
 # `tc class change' of a rate while TCP runs through the class: the new
 # rate holds at once (wire rate from the class's byte counter before and
 # after), with no drop and no retransmission (no loss, no reorder).
+# Then `tc qdisc change' of granularity and horizon, which rebuilds the
+# wheel, twice while an SO_TXTIME flow (2 ms apart, 200 ms ahead) waits in
+# it: every datagram leaves, in order (as released, on the device), none
+# before its time, and the spacing holds.
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
@@ -47,3 +51,32 @@ check_within "wire rate at 15mbit" "$(wire_bps 8)" 15000000 2
 iperf_wait 5300
 assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
 assert_eq "retransmits" "$(jq '.end.sum_sent.retransmits' "$(iperf_json 5300)")" 0
+
+N=2500 GAP_US=2000
+bg ns_s "$PYTHON" "$TOOLS/sniff_seq.py" --dev "$DEV" --port 6000 --count $N \
+	--timeout 15 --ready "$TMPD/sniffing" >"$TMPD/sniff.json"
+sniff=$BG_PID
+busywait 30000 test -e "$TMPD/sniffing" || fail "sniffer did not start"
+txtime_recv 6000 $N 40
+d0=$(qjq "$DEV" '.[0].drops')
+bg txtime_send 6000 --gap-us $GAP_US --count $N --size 1000 --lead-ms 200
+sender=$BG_PID
+sleep 1.5
+ns_s tc qdisc change dev "$DEV" root carousel granularity 4us horizon 2s ||
+	fail "change granularity and horizon"
+echo "# rebuilt: $(qjq "$DEV" '.[0] | {wheel_packets, wheel_levels, options: {granularity: .options.granularity, horizon: .options.horizon}}' | tr -d '\n ')"
+sleep 1.5
+ns_s tc qdisc change dev "$DEV" root carousel granularity 1us horizon 10s ||
+	fail "change back"
+echo "# rebuilt: $(qjq "$DEV" '.[0] | {wheel_packets, wheel_levels}' | tr -d '\n ')"
+_wait_pid "$sender"
+r=$(txtime_wait 6000)
+_wait_pid "$sniff"
+echo "# receiver: $r"
+echo "# released: $(cat "$TMPD/sniff.json")"
+assert_eq "drops across the rebuilds" "$(qjq "$DEV" '.[0].drops')" "$d0"
+assert_eq "datagrams seen leaving" "$(jq .captured "$TMPD/sniff.json")" $N
+assert_eq "reorders as released" "$(jq .reorders "$TMPD/sniff.json")" 0
+assert_eq "received" "$(jq .received <<<"$r")" $N
+assert_eq "early" "$(jq .early <<<"$r")" 0
+assert_within "mean gap (ns)" "$(jq .mean_gap_ns <<<"$r")" $((GAP_US * 1000)) 1

@@ -320,6 +320,27 @@ ping_ok() {
 	ns_s "${PING[@]}" -q -c "${1:-3}" -i 0.2 -W 2 "$IP_R" >/dev/null
 }
 
+# ping_rtt COUNT INTERVAL_S [NAME]: COUNT pings from NS_S to IP_R,
+# INTERVAL_S apart; prints "replies p50 p99 max" (rtt_stats) of the
+# per-reply RTTs in ms, which stay in $ART/ping-NAME.txt (NAME: "last").
+ping_rtt() {
+	local f=$ART/ping-${3:-last}.txt
+	ns_s "${PING[@]}" -n -c "$1" -i "$2" -W 2 "$IP_R" |
+		sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' >"$f"
+	rtt_stats "$f"
+}
+
+# rtt_stats FILE...: "n p50 p99 max" of the numbers in FILEs, one a line
+# (p99: the ceil(0.99 n)-th smallest; "0 0 0 0" if none).
+rtt_stats() {
+	cat "$@" | sort -g | awk '{ v[NR] = $1 }
+		END {
+			if (!NR) { print "0 0 0 0"; exit }
+			i = int(NR * 0.99); if (i < NR * 0.99) i++
+			printf "%d %s %s %s\n", NR, v[int((NR + 1) / 2)], v[i], v[NR]
+		}'
+}
+
 # ---------------------------------------------------------------- tc JSON
 
 # qdisc_json DEV / class_json DEV: `tc -s -d -j` output (a JSON array) for DEV

@@ -500,11 +500,15 @@ static void carousel_print_qdisc_xstats(const struct tc_carousel_xstats *st)
 	}
 	carousel_print_ns("timer_latency_max_ns", " max %s",
 			  st->timer_latency_max_ns);
-	if (st->next_departure_ns != ~0ULL)
+	/* JSON always has the key: ~0 (2^64 - 1) is an empty wheel. */
+	if (st->next_departure_ns != ~0ULL) {
 		carousel_print_ns("next_departure_ns", "  next_departure %s",
 				  st->next_departure_ns);
-	else
+	} else {
+		print_color_lluint(TC_OUT_JSON, TC_COLOR_NONE,
+				   "next_departure_ns", NULL, st->next_departure_ns);
 		carousel_print_text("  next_departure none");
+	}
 	carousel_print_u64("cascades", "  cascades %llu", st->cascades);
 }
 

@@ -7,8 +7,9 @@ as the socket lets it, optionally paced at RATE bit/s by the sender itself,
 with SO_PRIORITY (skb->priority, e.g. a classid 0x10010) and SO_SNDBUF
 set.  A UDP sendmsg() reaches the qdisc before it returns, so `sent` is
 exactly what the qdisc was offered.  Prints one JSON object:
-  sent, blocked (sends that waited for send-buffer space), errors (by errno
-  name, e.g. ENOBUFS when the qdisc dropped), seconds.
+  sent, blocked (sends that waited for send-buffer space), blocked_seconds
+  (time spent waiting for it), errors (by errno name, e.g. ENOBUFS when
+  the qdisc dropped), seconds.
 Each payload starts with a 64-bit sequence number.
 """
 
@@ -47,6 +48,7 @@ def main():
 
     pad = b"\0" * max(0, a.size - 8)
     sent = blocked = 0
+    blocked_s = 0.0
     errors = {}
     gap = a.size * 8 / a.rate if a.rate else 0.0
     t0 = time.monotonic()
@@ -68,7 +70,9 @@ def main():
             seq += 1
         except BlockingIOError:
             blocked += 1
+            tb = time.monotonic()
             select.select([], [s], [], 1.0)
+            blocked_s += time.monotonic() - tb
         except OSError as e:
             # The datagram was handed to the qdisc and dropped there
             # (ENOBUFS) or refused: it counts as offered.
@@ -76,7 +80,8 @@ def main():
             errors[name] = errors.get(name, 0) + 1
             sent += 1
             seq += 1
-    print(json.dumps({"sent": sent, "blocked": blocked, "errors": errors,
+    print(json.dumps({"sent": sent, "blocked": blocked,
+                      "blocked_seconds": round(blocked_s, 3), "errors": errors,
                       "seconds": round(time.monotonic() - t0, 3)}))
 
 

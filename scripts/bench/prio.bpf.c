@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * prio.bpf.c - tc clsact egress program for the CPU-per-packet benchmark:
+ * skb->priority = 1:<UDP source port>, so that pktgen's round robin over
+ * source ports 1..N picks one of N classes of carousel or htb by the
+ * priority alone (no classifier in the qdisc).  It runs in front of every
+ * qdisc under test alike; fq and pfifo ignore the priority.  Other
+ * packets pass untouched.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/in.h>
+#include <linux/pkt_cls.h>
+#include <linux/udp.h>
+
+#define SEC(name) __attribute__((section(name), used))
+
+static inline unsigned short be16_to_host(unsigned short x)
+{
+	return (unsigned short)((x >> 8) | (x << 8));
+}
+
+SEC("classifier")
+int bench_prio(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct udphdr *udp = (void *)(ip + 1);
+
+	if ((void *)(udp + 1) > end)
+		return TC_ACT_OK;
+	if (eth->h_proto != be16_to_host(ETH_P_IP) || ip->ihl != 5 ||
+	    ip->protocol != IPPROTO_UDP)
+		return TC_ACT_OK;
+	skb->priority = 0x10000 | be16_to_host(udp->source);
+	return TC_ACT_OK;
+}
+
+char _license[] SEC("license") = "GPL";
