@@ -12,7 +12,7 @@ A tc process costs about 0.1 s under emulation; this costs a few ms, so
 the qdisc can be sampled every 50 ms.
 
 Prints one JSON object: samples, interval_max_ms (the longest gap between
-two samples), max_qlen, max_backlog, max_flows over the samples taken W
+two samples), intervals_over_100ms, max_qlen, max_backlog, max_flows over the samples taken W
 (--skip, default 0) seconds or more after the start, the same over all
 samples as *_all, the last drops, and with --series a CSV
 "t_s,qlen,backlog,drops,flows" per sample.
@@ -142,6 +142,7 @@ def main():
     print(json.dumps({
         "samples": len(rows),
         "interval_max_ms": round(max(gaps) * 1000, 1) if gaps else None,
+        "intervals_over_100ms": sum(1 for g in gaps if g > 0.1),
         "skip_s": a.skip,
         "max_qlen": max(r[1] for r in late),
         "max_backlog": max(r[2] for r in late),
