@@ -66,12 +66,12 @@ awk -v q="$(jq .max_qlen_all <<<"$qs")" -v b="$(jq .max_backlog_all <<<"$qs")" \
     -v f="$FLOWS" -v m=$((MTU + 14)) 'BEGIN {
 	printf "# initial windows: peak %.2f packets (qlen %d), %.2f MTU-sized per flow\n",
 		q / f, q, b / m / f }'
-# (A busy emulator may delay one sample now and then: at most 1% may be
-# late, and the longest gap is printed.)
+# (A busy emulator delays a sample now and then: at most 5% may be late,
+# and the longest gap is printed.)
 awk -v g="$(jq .interval_max_ms <<<"$qs")" -v n="$(jq .samples <<<"$qs")" \
     -v o="$(jq .intervals_over_100ms <<<"$qs")" 'BEGIN {
-	printf "samples %d, %d gaps over 100 ms (want <= 1%%), longest %s ms\n", n, o, g
-	exit !(o <= n / 100) }' >&2 || check_fail "sampling gaps over 100 ms"
+	printf "samples %d, %d gaps over 100 ms (want <= 5%%), longest %s ms\n", n, o, g
+	exit !(o <= n / 20) }' >&2 || check_fail "sampling gaps over 100 ms"
 awk -v q="$(jq .max_qlen <<<"$qs")" -v b="$(jq .max_backlog <<<"$qs")" \
     -v f="$FLOWS" -v m=$((MTU + 14)) 'BEGIN {
 	printf "peak backlog per flow after 2 s: %.2f packets (qlen %d; want <= 2.5), %.2f MTU-sized (%d B)\n",
