@@ -35,7 +35,7 @@ ulimit -n 8192
 bg ns_r "$PYTHON" "$TOOLS/tcpflows.py" recv --port 5201 --flows "$FLOWS" --seconds $T \
 	--ready "$TMPD/listening" >"$TMPD/recv.json" 2>"$ART/recv.err"
 receiver=$BG_PID
-busywait 10000 test -e "$TMPD/listening" || fail "receiver did not start"
+busywait 30000 test -e "$TMPD/listening" || fail "receiver did not start"
 bg ns_s "$PYTHON" "$TOOLS/tcpflows.py" send --dst "$IP_R" --port 5201 --flows "$FLOWS" \
 	--seconds $T 2>"$ART/send.err"
 sender=$BG_PID
