@@ -33,6 +33,7 @@
 #   CAROUSEL_TESTS_DIR      where the NN-*.sh are (default: selftests/)
 #   CAROUSEL_TEST_TIMEOUT   default per-test limit in s (300); a test may set
 #                           its own with a "# timeout: N" line near its top
+# The tests see the module run.sh loaded as CAROUSEL_KO (23-churn reloads it).
 #
 # Exit: 0 when every case passed or skipped, 1 otherwise.
 set -u
@@ -53,6 +54,7 @@ case ${1:-} in
 '') ;;
 *) KO=$1 ;;
 esac
+export CAROUSEL_KO=$KO
 
 mkdir -p "$RESULTS" || exit 1
 TAP=$RESULTS/$KVER.tap
