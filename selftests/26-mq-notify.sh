@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 150
+#
+# Where NET_XMIT_CN may go.  The flow budget answers an over-budget packet
+# with NET_XMIT_CN, which reaches the socket only when carousel is the
+# qdisc of the transmit queue: the root, or a child of mq.  Under any
+# other classful parent the parent would count the CN as a drop, so the
+# qdisc returns success there.
+#
+# 1. mq on a 2-queue veth, a carousel with flow_budget 2 and one 20 Mbit
+#    class under each queue, 16 TCP flows: CN is returned (cn_returns > 0,
+#    summed over the children), nothing is dropped (children and mq), and
+#    each child that carries flows keeps its class busy: its sent bytes
+#    over 4 s of the run give its rate within 5%.
+# 2. prio (all traffic in band 1:1) with the same carousel below it, 4 TCP
+#    flows in a 10 Mbit class: the flows are over budget (the backlog
+#    sampled during the run exceeds flow_budget x flows), yet cn_returns
+#    stays 0 and prio counts no drop.
+source "$(dirname "$0")/lib.sh"
+require_carousel
+require_cmd iperf3
+setup_pair --txqueues 2
+quiet_link
+RATE=20000000 T=8
+
+# child_stat HANDLE KEY: KEY of the carousel whose handle is HANDLE.
+child_stat() {
+	qdisc_json "$DEV" | jq -r --arg h "$1" --arg k "$2" \
+		'.[] | select(.handle == $h) | .[$k]'
+}
+
+ns_s tc qdisc add dev "$DEV" root handle 1: mq || fail "mq"
+for q in 1 2; do
+	ns_s tc qdisc add dev "$DEV" parent 1:$q handle ${q}0: carousel default 1 \
+		flow_budget 2 || fail "carousel under 1:$q"
+	ns_s tc class add dev "$DEV" parent ${q}0: classid ${q}0:1 carousel \
+		rate $RATE || fail "class ${q}0:1"
+done
+kinds=$(qdisc_json "$DEV" | jq -r '[.[] | .kind] | sort | join(",")')
+assert_eq "qdiscs on $DEV" "$kinds" "carousel,carousel,mq"
+
+iperf_start 5301 $T -P 16
+sleep $((IPERF_OMIT + 2))
+t0=$(now_ms)
+b0=$(qdisc_json "$DEV" | jq -c '[.[] | select(.kind == "carousel") | .bytes]')
+sleep 4
+t1=$(now_ms)
+b1=$(qdisc_json "$DEV" | jq -c '[.[] | select(.kind == "carousel") | .bytes]')
+iperf_wait 5301
+echo "# mq, 16 flows: goodput $(iperf_bps 5301) bit/s"
+qdisc_json "$DEV" | jq -c '.[] | {kind, handle, parent, packets, drops, backlog,
+	flows, cn_returns}' | sed 's/^/# /'
+
+cn=0
+for q in 1 2; do
+	c=$(child_stat ${q}0: cn_returns)
+	assert_eq "drops in carousel ${q}0:" "$(child_stat ${q}0: drops)" 0
+	cn=$((cn + c))
+done
+assert_eq "drops in mq" "$(child_stat 1: drops)" 0
+assert_ge "cn_returns under mq (both children)" $cn 1
+active=0
+for i in 0 1; do
+	bits=$(jq -n --argjson a "$b0" --argjson b "$b1" "(\$b[$i] - \$a[$i]) * 8")
+	[ "$bits" -gt 0 ] || continue
+	active=$((active + 1))
+	bps=$(awk -v b="$bits" -v ms=$((t1 - t0)) 'BEGIN { printf "%.0f\n", b * 1000 / ms }')
+	assert_within "carousel child $((i + 1)) rate (bit/s, L2)" "$bps" $RATE 5
+done
+assert_ge "children that carried flows" $active 1
+
+ns_s tc qdisc del dev "$DEV" root || fail "mq del"
+
+# 2: under prio, CN must not escape.
+RATE2=10000000
+ns_s tc qdisc add dev "$DEV" root handle 1: prio bands 2 \
+	priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 || fail "prio"
+ns_s tc qdisc add dev "$DEV" parent 1:1 handle 10: carousel default 1 flow_budget 2 ||
+	fail "carousel under prio"
+ns_s tc class add dev "$DEV" parent 10: classid 10:1 carousel rate $RATE2 ||
+	fail "class 10:1"
+iperf_start 5302 6 -P 4
+sleep $((IPERF_OMIT + 1))
+peak=0
+for _ in $(seq 20); do
+	n=$(child_stat 10: qlen)
+	[ "${n:-0}" -gt "$peak" ] && peak=$n
+	sleep 0.2
+done
+iperf_wait 5302
+echo "# prio, 4 flows: goodput $(iperf_bps 5302) bit/s, peak backlog $peak packets"
+qdisc_json "$DEV" | jq -c '.[] | {kind, handle, parent, packets, drops, backlog,
+	cn_returns}' | sed 's/^/# /'
+assert_ge "peak backlog under prio (over a budget of 2 x 4 flows)" "$peak" 9
+assert_eq "cn_returns under prio" "$(child_stat 10: cn_returns)" 0
+assert_eq "drops in prio" "$(child_stat 1: drops)" 0
+assert_eq "drops in carousel 10:" "$(child_stat 10: drops)" 0
+assert_within "goodput under prio (bit/s)" "$(iperf_bps 5302)" \
+	"$(tcp_goodput_expected $RATE2 1500)" 5
