@@ -50,13 +50,9 @@ import subprocess
 import sys
 import time
 
-BAD_RE = re.compile(r"WARNING:|BUG:|Oops|general protection|kernel BUG|UBSAN|"
-                    r"KASAN|refcount_t|list_add corruption|kmemleak")
-# What a TCG guest on a busy host prints by itself, at warning level, at
-# any moment: not the qdisc's doing.  Shown, not failed.
-ENV_NOTICE = re.compile(r"hrtimer: interrupt took \d+ ns|clocksource|"
-                        r"sched: RT throttling activated")
-KLOG_WARN = 4		# KERN_WARNING: this level and worse count as warnings
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+from kmsg import Kmsg, is_bad  # noqa: E402
 
 
 CLONE_NEWNET = 0x40000000
@@ -91,31 +87,6 @@ def setns(path):
             raise OSError(e, f"setns {path}: {os.strerror(e)}")
     finally:
         os.close(fd)
-
-
-class Kmsg:
-    """The kernel log since the last mark(), read from /dev/kmsg (no exec)."""
-
-    def __init__(self):
-        self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
-        self.mark()
-
-    def mark(self):
-        os.lseek(self.fd, 0, os.SEEK_END)
-
-    def new(self):
-        """[(level, text)] logged since mark()."""
-        out = []
-        while True:
-            try:
-                rec = os.read(self.fd, 8192).decode(errors="replace")
-            except BlockingIOError:
-                break
-            except BrokenPipeError:	# overwritten while we read: go on
-                continue
-            head, _, text = rec.partition(";")
-            out.append((int(head.split(",")[0]) & 7, text.split("\n")[0]))
-        return out
 
 
 class Runner:
@@ -256,8 +227,7 @@ class Runner:
             why.append("state changed: before " + json.dumps(before, sort_keys=True) +
                        " after " + json.dumps(after, sort_keys=True))
         # 4. no kernel warning
-        bad = [t for lvl, t in klog if BAD_RE.search(t) or
-               (lvl <= KLOG_WARN and not ENV_NOTICE.search(t))]
+        bad = [t for lvl, t in klog if is_bad(lvl, t)]
         if bad:
             why.append("kernel logged: " + " | ".join(bad[:5]))
         res["klog"] = [t for _, t in klog]

@@ -36,6 +36,8 @@ import struct
 import subprocess
 import sys
 
+from kmsg import Kmsg, is_bad
+
 NETLINK_ROUTE = 0
 SOL_NETLINK = 270
 NETLINK_EXT_ACK = 11
@@ -64,14 +66,8 @@ Q_RATE, Q_DEFAULT, Q_GRANULARITY, Q_HORIZON, Q_HORIZON_DROP, Q_LIMIT, \
 Q_MAX = Q_FLOW_BUDGET_TIME
 C_RATE, C_BURST, C_PAD = 1, 2, 3
 
-BAD_RE = re.compile(r"WARNING:|BUG:|Oops|general protection|kernel BUG|UBSAN|"
-                    r"KASAN|refcount_t|list_add corruption|kmemleak")
 # What the netlink core itself prints (pr_warn_ratelimited) for malformed
 # attributes, before it refuses them: lib/nlattr.c.
-# What a TCG guest on a busy host prints by itself, at warning level, at
-# any moment: not the qdisc's doing.  Shown, not failed.
-ENV_NOTICE = re.compile(r"hrtimer: interrupt took \d+ ns|clocksource|"
-                        r"sched: RT throttling activated")
 NL_NOTICE = re.compile(r"netlink: '.*': attribute type \d+ has an invalid length|"
                        r"netlink: \d+ bytes leftover after parsing attributes")
 
@@ -286,26 +282,6 @@ class Rtnl:
 
 
 # ------------------------------------------------------------------ harness
-class Kmsg:
-    """The kernel log since the last mark(), from /dev/kmsg (no exec)."""
-
-    def __init__(self):
-        self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
-        os.lseek(self.fd, 0, os.SEEK_END)
-
-    def new(self):
-        out = []
-        while True:
-            try:
-                rec = os.read(self.fd, 8192).decode(errors="replace")
-            except BlockingIOError:
-                return out
-            except BrokenPipeError:
-                continue
-            head, _, text = rec.partition(";")
-            out.append((int(head.split(",")[0]) & 7, text.split("\n")[0]))
-
-
 def run(argv, stdin=None):
     p = subprocess.run(argv, input=stdin, capture_output=True, text=True, errors="replace")
     return p.returncode, p.stdout, p.stderr
@@ -392,7 +368,7 @@ def main():
         for lvl, text in new:
             if NL_NOTICE.search(text):
                 notices += 1
-            elif BAD_RE.search(text) or (lvl <= 4 and not ENV_NOTICE.search(text)):
+            elif is_bad(lvl, text):
                 bad.append(text)
         if bad:
             why.append("kernel logged: " + " | ".join(bad[:5]))
