@@ -43,6 +43,8 @@
  * Locking: everything runs under the qdisc root lock, as for any qdisc;
  * class and parameter changes take sch_tree_lock().  Classes live in an
  * xarray keyed by minor: O(1) lookup, read locklessly under the root lock.
+ * The xarray's own lock (class add and delete, under RTNL) is never taken
+ * under the root lock.
  */
 
 #include <linux/module.h>
@@ -1155,8 +1157,16 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 		return -EBUSY;
 	}
 
-	sch_tree_lock(sch);
+	/* Not under the root lock: the xarray's lock is taken with bottom
+	 * halves on (class add, under RTNL) and the root lock in softirq, so
+	 * nesting them is an inversion lockdep reports.  Unlinked first, the
+	 * class cannot be found by an enqueue that starts after it; one that
+	 * found it before holds the root lock while it queues, so the qlen
+	 * read below, under that lock, includes its packet.
+	 */
 	xa_erase(&q->classes, cl->minor);
+
+	sch_tree_lock(sch);
 	q->nr_classes--;
 	busy = cl->qlen;
 	if (busy) {
