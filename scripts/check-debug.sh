@@ -218,7 +218,9 @@ LOG=$RES/$KREL.dmesg-end
 nonframe() { grep -vE '\+0x[0-9a-f]+/0x[0-9a-f]+' "$LOG" 2>/dev/null; }
 declare -A PAT=(
 	[KASAN]='KASAN'
-	[lockdep]='possible circular locking|possible recursive locking|inconsistent lock state|irq lock inversion|suspicious RCU usage|bad unlock balance|held lock freed|lock held when returning|lockdep'
+	# lockdep's report headings; not the bare word, which its boot banner
+	# ("RCU lockdep checking is enabled.") has too.
+	[lockdep]='possible circular locking|possible recursive locking|inconsistent lock state|irq lock inversion|lock order detected|suspicious RCU usage|bad unlock balance|held lock freed|lock held when returning|DEBUG_LOCKS_WARN_ON|lockdep is turned off'
 	[ODEBUG]='ODEBUG'
 	[sleep-in-atomic]='sleeping function called from invalid context'
 	[BUG]='\bBUG:'
