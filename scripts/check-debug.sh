@@ -40,7 +40,8 @@
 #
 # Environment:
 #   CAROUSEL_TESTS                 only these selftests (see selftests/run.sh)
-#   CAROUSEL_DEBUG_TIMEOUT_SCALE   multiply every test's "# timeout:" (6)
+#   CAROUSEL_DEBUG_TIMEOUT_SCALE   multiply every test's "# timeout:" and
+#                                  lib.sh's busywait limits (6)
 #   CAROUSEL_DEBUG_STRICT          1: selftest failures fail the check too
 #   CAROUSEL_DEBUG_PANIC_ON_WARN   1: keep panic_on_warn=1
 #   CAROUSEL_QEMU_WAIT             max seconds to wait until at most one other
@@ -129,7 +130,9 @@ if [ -z "$REPORT_ONLY" ]; then
 		fi
 		[ "$keep" = 0 ] || total_tmo=$((total_tmo + n * SCALE))
 	done
-	export CAROUSEL_TESTS_DIR=$TD CAROUSEL_TEST_TIMEOUT=$((300 * SCALE))
+	# The same factor for lib.sh's busywait limits (a sender or server that
+	# must come up within a few seconds on the plain kernel).
+	export CAROUSEL_TESTS_DIR=$TD CAROUSEL_TEST_TIMEOUT=$((300 * SCALE)) CAROUSEL_WAIT_SCALE=$SCALE
 	[ -e selftests/23-churn.sh ] || say "note: selftests/23-churn.sh does not exist on this branch: no churn test"
 
 	# ---------------------------------------------------------------- VM

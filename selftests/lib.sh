@@ -19,7 +19,8 @@
 # background processes and runs what was registered with defer, in reverse.
 #
 # Environment from run.sh: CAROUSEL_REPO, CAROUSEL_KVER, CAROUSEL_RESULTS,
-# CAROUSEL_TEST_NAME, CAROUSEL_SKIP_FILE, TC_LIB_DIR.  A test also runs by
+# CAROUSEL_TEST_NAME, CAROUSEL_SKIP_FILE, TC_LIB_DIR; from check-debug,
+# CAROUSEL_WAIT_SCALE (below).  A test also runs by
 # hand (as root, in the VM): bash selftests/01-load.sh.
 
 set -u
@@ -41,6 +42,12 @@ PYTHON=${PYTHON:-python3}
 # TC_NEW: a newer tc to test the plugin against too (iproute2 6.15 from
 # bookworm-backports, unpacked by deps.sh, not installed); empty if absent.
 TC_NEW=${CAROUSEL_TC_NEW:-}
+
+# WAIT_SCALE: a whole-number factor for busywait's limits (1).  check-debug
+# sets it: under KASAN and lockdep a sender or receiver can take longer to
+# start than the plain kernel's few seconds.
+WAIT_SCALE=${CAROUSEL_WAIT_SCALE:-1}
+[[ $WAIT_SCALE =~ ^[1-9][0-9]*$ ]] || WAIT_SCALE=1
 if [ -z "$TC_NEW" ]; then
 	for _t in "${HOME:-/root}/.cache/sch_carousel/iproute2-bp/root/sbin/tc" \
 		  /root/.cache/sch_carousel/iproute2-bp/root/sbin/tc; do
@@ -185,9 +192,11 @@ trap 'echo "FAIL: killed (timeout?)" >&2; exit $KSFT_FAIL' TERM INT
 
 # busywait TIMEOUT_MS CMD [ARGS...]: retry CMD every 100 ms until it
 # succeeds or TIMEOUT_MS passed.  Prints the last attempt's stdout and
-# returns its status (net/lib.sh semantics).
+# returns its status (net/lib.sh semantics).  TIMEOUT_MS is multiplied by
+# WAIT_SCALE: it only bounds how long we wait for something to happen (a
+# server to listen, a backlog to build), never what a test measures.
 busywait() {
-	local timeout_ms=$1 start out ret
+	local timeout_ms=$(($1 * WAIT_SCALE)) start out ret
 	shift
 	start=$(now_ms)
 	while :; do
