@@ -7,7 +7,8 @@ import re
 
 # A line that fails a test whatever its level.
 BAD_RE = re.compile(r"WARNING:|BUG:|Oops|general protection|kernel BUG|UBSAN|"
-                    r"KASAN|refcount_t|list_add corruption|kmemleak")
+                    r"KASAN|refcount_t|list_add corruption|"
+                    r"kmemleak: .*(suspected memory leak|unreferenced)")
 # What a TCG guest on a busy host prints by itself, at warning level, at
 # any moment: not the qdisc's doing.  Shown, not failed.
 ENV_NOTICE = re.compile(r"hrtimer: interrupt took \d+ ns|clocksource|"
