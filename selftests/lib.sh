@@ -524,13 +524,20 @@ _within() {
 
 # assert_eq NAME ACTUAL EXPECTED: string equality.
 # assert_ge NAME ACTUAL MIN: integer ACTUAL >= MIN.
+# check_ge NAME ACTUAL MIN: the same as a soft failure (the test goes on).
 assert_eq() {
 	echo "$1: $2 (want $3)" >&2
 	[ "$2" = "$3" ] || fail "$1 is $2, want $3"
 }
 assert_ge() {
+	_ge "$@" || fail "$1 is $2, want >= $3"
+}
+check_ge() {
+	_ge "$@" || check_fail "$1 is $2, want >= $3"
+}
+_ge() {
 	echo "$1: $2 (want >= $3)" >&2
-	[[ "$2" =~ ^-?[0-9]+$ ]] && [ "$2" -ge "$3" ] || fail "$1 is $2, want >= $3"
+	[[ "$2" =~ ^-?[0-9]+$ ]] && [ "$2" -ge "$3" ]
 }
 
 # ---------------------------------------------------------------- cgroups
