@@ -21,7 +21,10 @@ sender() { bg ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --port 7100 --siz
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel flow_limit 5000 || fail "qdisc add"
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 2mbit || fail "class add"
 base=$(offered)
-sender 4 > "$TMPD/send1"
+# The sender must still run when the class is deleted, after the polls
+# below, which are slower by WAIT_SCALE under check-debug: it sends for
+# 4 s (3 s the second time) times that.
+sender $((4 * WAIT_SCALE)) > "$TMPD/send1"
 pid=$BG_PID
 backlogged() { [ "$(class_qlen)" -ge 20 ]; }
 drained() { [ "$(qjq "$DEV" '.[0].qlen')" = 0 ]; }
@@ -42,7 +45,7 @@ assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
 
 # Again, and delete the qdisc while the dead class still holds packets.
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 1mbit || fail "class re-add"
-sender 3 >/dev/null
+sender $((3 * WAIT_SCALE)) >/dev/null
 busywait 5000 backlogged >/dev/null || fail "no backlog the second time"
 ns_s tc class del dev "$DEV" classid 1:10 || fail "class del 2"
 [ "$(qjq "$DEV" '.[0].qlen')" -gt 0 ] || fail "nothing left queued to test qdisc delete with"
