@@ -92,13 +92,17 @@ m0=$(k64)
 m0b=$(k64)
 echo "# kmalloc-64 before: $m0, again $m0b (noise $((m0b - m0)))"
 
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel limit 20000 flow_limit 20000 horizon 30s ||
-	fail "qdisc add for the fill"
+# The fill is stamped 20 s ahead, so none leaves before it is counted;
+# under check-debug, sending it alone can take that long: WAIT_SCALE times
+# further ahead there.
+lead=$((20 * WAIT_SCALE))
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel limit 20000 flow_limit 20000 \
+	horizon $((lead + 10))s || fail "qdisc add for the fill"
 for ((i = 1; i <= 1000; i++)); do
 	printf 'class add dev %s parent 1: classid 1:%x carousel rate 1mbit\n' "$DEV" "$i"
 done >"$TMPD/classes.batch"
 ns_s tc -batch "$TMPD/classes.batch" || fail "1000 classes"
-txtime_send 9 --gap-us 1 --count 12000 --size 64 --lead-ms 20000 --sndbuf 67108864 \
+txtime_send 9 --gap-us 1 --count 12000 --size 64 --lead-ms $((lead * 1000)) --sndbuf 67108864 \
 	>"$ART/fill.json"
 echo "# fill: $(jq -c . "$ART/fill.json")"
 wp=$(qjq "$DEV" '.[0].wheel_packets')
