@@ -23,8 +23,9 @@
 # its carousel_flow cache is gone (or, merged by SLUB into another cache,
 # left as an alias link only, as 6.12 does), and kmalloc-64 (which holds
 # the class structs) is back to where it was, within 100 objects plus
-# twice the noise measured between two idle readings (at most 500): a
-# leak of half the classes always fails.
+# twice the noise measured between two idle readings (at most 500), in
+# one of three readings a second apart: a leak of half the classes always
+# fails.
 # The module is loaded again for the tests that follow.
 source "$(dirname "$0")/lib.sh"
 require_carousel
@@ -137,10 +138,16 @@ else
 		fail "carousel_flow cache left after rmmod"
 fi
 ! grep -q '^carousel_flow ' /proc/slabinfo || fail "carousel_flow in /proc/slabinfo after rmmod"
-m1=$(k64)
 noise=$((m0b - m0))
 tol=$((100 + 2 * ${noise#-}))
 [ "$tol" -le 500 ] || tol=500
-echo "# kmalloc-64 after rmmod: $m1 ($((m1 - m0)) objects from before, allowed $tol; the 1000 classes were 1000)"
+# Up to three readings (k64 waits a second before each): the rest of the
+# kernel allocates from kmalloc-64 too and once moved it by 159 objects
+# for a moment; leaked classes stay.
+for try in 1 2 3; do
+	m1=$(k64)
+	echo "# kmalloc-64 after rmmod, reading $try: $m1 ($((m1 - m0)) objects from before, allowed $tol; the 1000 classes were 1000)"
+	[ "$((m1 - m0))" -gt "$tol" ] || [ "$((m1 - m0))" -lt "-$tol" ] || break
+done
 [ "$((m1 - m0))" -le "$tol" ] && [ "$((m1 - m0))" -ge "-$tol" ] ||
-	fail "kmalloc-64 moved by $((m1 - m0)) objects (allowed $tol)"
+	fail "kmalloc-64 moved by $((m1 - m0)) objects (allowed $tol) in all three readings"
