@@ -214,12 +214,20 @@ if [ "${CAROUSEL_SKIP_BENCH:-0}" != 1 ] && [ "${CAROUSEL_MODULE:-}" != none ]; t
 		tee "$RES/bench-smoke.log"
 	brc=${PIPESTATUS[0]}
 	bline="$(( $(date +%s) - b0 ))s, output in build/bench-smoke/"
+	! grep -q '^bench: RETRY' "$RES/bench-smoke.log" ||
+		bline+=" (its VM died once without a kernel complaint: see the log)"
 	if [ "$brc" = 0 ]; then
 		PASS=$((PASS + 1))
 		REPORT+=("bench-smoke: PASS  $bline")
 	else
 		FAIL=$((FAIL + 1))
 		REPORT+=("bench-smoke: FAIL  (exit $brc) $RES/bench-smoke.log")
+		# CI may keep only the end of our output: why it failed goes into
+		# the summary, the kernel's complaint first, then the log's end.
+		while IFS= read -r l; do
+			REPORT+=("   | $l")
+		done < <({ grep -m4 -E 'Kernel panic|WARNING:|BUG:|Oops|RIP:' "$RES/bench-smoke.log"
+			   tail -n 8 "$RES/bench-smoke.log"; } | cut -c1-160)
 	fi
 fi
 

@@ -46,9 +46,29 @@ make -s -C tc
 # A results dir the guest can write (not under /tmp for a clone there).
 RES=$(mktemp -d "$(bash scripts/vm.sh --results-base)/bench.XXXXXX")
 export CAROUSEL_RESULTS=$RES
-bash scripts/vm.sh "$kver" -- bash scripts/bench/guest.sh "$RES/bench" "$ko" $SMOKE |
-	tee "$RES/guest.log"
-rc=${PIPESTATUS[0]}
+CONSOLE=$RES/$kver.console.log
+
+# guest: one VM running guest.sh; sets rc.  `|| rc=$?`: under errexit and
+# pipefail a bare failing pipeline would end the script here, with
+# vm.sh's status and without a word of why.
+guest() {
+	rc=0
+	rm -rf "$RES/bench"
+	bash scripts/vm.sh --console "$CONSOLE" "$kver" -- \
+		bash scripts/bench/guest.sh "$RES/bench" "$ko" $SMOKE |
+		tee "$RES/guest.log" || rc=$?
+}
+
+guest
+# 255 with no verdict from the guest and no complaint from its kernel is
+# the VM going away under us (QEMU, vng), not the code under test: one more
+# VM, said out loud.  A WARN, BUG or oops (the VM panics on any) never is.
+if [ "$rc" = 255 ] && ! grep -qE 'Kernel panic|WARNING:|BUG:|Oops' "$CONSOLE"; then
+	mv "$CONSOLE" "$CONSOLE.1"
+	echo "bench: RETRY: the VM ended with no exit status and no kernel complaint" \
+		"(console: $CONSOLE.1); once more" >&2
+	guest
+fi
 [ "$rc" = 0 ] || { echo "bench: guest failed (exit $rc), see $RES" >&2; exit 1; }
 
 # Debian's python3-matplotlib lives under /usr/bin/python3, which may not be
