@@ -44,9 +44,12 @@ KVER=$(uname -r)
 TESTS_DIR=${CAROUSEL_TESTS_DIR:-$SELF_DIR}
 DEF_TIMEOUT=${CAROUSEL_TEST_TIMEOUT:-300}
 RESULTS=${CAROUSEL_RESULTS:-/tmp/carousel-results}
-# kmemleak: its reports ("N new suspected memory leaks") and our own line
-# for a non-empty scan below, not its "initialized" banner at boot.
-BAD_RE='WARNING:|BUG:|Oops|general protection|kernel BUG|UBSAN|KASAN|refcount_t|list_add corruption|kmemleak: .*(suspected memory leak|unreferenced)'
+# A kernel line that fails the run, one extended regex shared with
+# tools/kmsg.py (python's re reads it alike).  Of kmemleak it takes the
+# reports ("N new suspected memory leaks") and our own line for a
+# non-empty scan below, not its "initialized" banner at boot.
+BAD_RE=$(<"$SELF_DIR/tools/bad-kernel-lines.re")
+[ -n "$BAD_RE" ] || { echo "run.sh: no pattern in tools/bad-kernel-lines.re" >&2; exit 1; }
 
 KO=$REPO/build/$KVER/sch_carousel.ko
 LOAD=1
