@@ -12,7 +12,8 @@
 #   1          insmod sch_carousel.ko
 #   2..N+1     selftests/[0-9][0-9]-*.sh, sorted, each under a timeout
 #   N+2        rmmod sch_carousel (refcount back to 0, module removable)
-#   N+3        kernel log clean (no WARNING:/BUG:/Oops/... since boot)
+#   N+3        kernel log clean (no WARNING:/BUG:/Oops/... since boot: the
+#              pattern in tools/bad-kernel-lines.re)
 #
 # A test exits 0 (pass), 4 (skip, reason via lib.sh's skip) or anything else
 # (fail).  It also fails if it leaves a netns behind or if the kernel logged
