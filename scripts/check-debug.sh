@@ -55,7 +55,8 @@ set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO" || exit 1
-T0=$(date +%s)
+# shellcheck source=scripts/summary.sh
+source scripts/summary.sh
 CACHE=${CAROUSEL_DEBUG_KERNEL_DIR:-$HOME/.cache/sch_carousel/debug-kernel}
 
 REPORT_ONLY=
@@ -72,8 +73,6 @@ if [ -z "$REPORT_ONLY" ]; then
 fi
 export CAROUSEL_RESULTS=$RES
 
-say() { printf '%s\n' "$*"; }
-hr() { say "==== $* ===="; }
 die() { say "check-debug: $*"; say "check-debug: FAIL"; exit 1; }
 
 # Steps 1-3; --report skips to the results.
@@ -292,8 +291,7 @@ for kf in kmemleak-boot kmemleak; do
 done
 
 for l in "${REPORT[@]}"; do say "$l"; done
-dt=$(( $(date +%s) - T0 ))
-say "total duration: $((dt / 60))m$((dt % 60))s"
+say_duration
 if [ "${#FAILED[@]}" = 0 ]; then
 	say "check-debug: PASS (0 KASAN, 0 lockdep, 0 ODEBUG, 0 kmemleak reports of ours, no other splat)"
 	exit 0

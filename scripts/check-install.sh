@@ -41,7 +41,8 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
-T0=$(date +%s)
+# shellcheck source=scripts/summary.sh
+source scripts/summary.sh
 
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -66,10 +67,6 @@ mkdir -p "$RES"
 RES=$(cd "$RES" && pwd -P)
 export CAROUSEL_RESULTS=$RES
 
-PASS=0 FAIL=0 SKIP=0
-REPORT=()
-say() { printf '%s\n' "$*"; }
-hr() { say "==== $* ===="; }
 pass() { PASS=$((PASS + 1)); REPORT+=("ok      $*"); say "ok: $*"; }
 fail() { FAIL=$((FAIL + 1)); REPORT+=("FAIL    $*"); say "FAIL: $*"; }
 skip() { SKIP=$((SKIP + 1)); REPORT+=("skip    $*"); say "skip: $*"; }
@@ -293,9 +290,4 @@ else
 fi
 
 # ---------------------------------------------------------------- summary
-hr "summary (results in $RES)"
-for l in "${REPORT[@]}"; do say "$l"; done
-d=$(( $(date +%s) - T0 ))
-say "total duration: $((d / 60))m$((d % 60))s"
-say "$PASS passed, $FAIL failed, $SKIP skipped"
-[ "$FAIL" = 0 ]
+summary "$RES"

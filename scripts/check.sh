@@ -30,7 +30,8 @@ set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO" || exit 1
-T0=$(date +%s)
+# shellcheck source=scripts/summary.sh
+source scripts/summary.sh
 
 RES=${CAROUSEL_RESULTS:-$(bash scripts/vm.sh --results-base)/check-$(date +%Y%m%d-%H%M%S)-$$}
 # One VM runs every selftest of a kernel: about 20 minutes under TCG, so
@@ -40,12 +41,6 @@ mkdir -p "$RES" || exit 1
 RES=$(cd "$RES" && pwd -P)
 mkdir -p "$REPO/build/results" && ln -sfn "$RES" "$REPO/build/results/latest" 2>/dev/null || true
 export CAROUSEL_RESULTS=$RES
-
-PASS=0 FAIL=0 SKIP=0
-REPORT=()		# summary lines, printed at the end
-
-say() { printf '%s\n' "$*"; }
-hr() { say "==== $* ===="; }
 
 # count_tap FILE: "pass fail skip" from the ok / not ok lines of a TAP file.
 count_tap() {
@@ -232,9 +227,4 @@ if [ "${CAROUSEL_SKIP_BENCH:-0}" != 1 ] && [ "${CAROUSEL_MODULE:-}" != none ]; t
 fi
 
 # ---------------------------------------------------------------- summary
-hr "summary (results in $RES)"
-for l in "${REPORT[@]}"; do say "$l"; done
-d=$(( $(date +%s) - T0 ))
-say "total duration: $((d / 60))m$((d % 60))s"
-say "$PASS passed, $FAIL failed, $SKIP skipped"
-[ "$FAIL" = 0 ]
+summary "$RES"
