@@ -210,7 +210,7 @@ if [ "${CAROUSEL_SKIP_BENCH:-0}" != 1 ] && [ "${CAROUSEL_MODULE:-}" != none ]; t
 	brc=${PIPESTATUS[0]}
 	bline="$(( $(date +%s) - b0 ))s, output in build/bench-smoke/"
 	! grep -q '^bench: RETRY' "$RES/bench-smoke.log" ||
-		bline+=" (its VM died once without a kernel complaint: see the log)"
+		bline+=" (its first VM died: see the RETRY line in the log)"
 	if [ "$brc" = 0 ]; then
 		PASS=$((PASS + 1))
 		REPORT+=("bench-smoke: PASS  $bline")
