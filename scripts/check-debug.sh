@@ -184,7 +184,6 @@ if [ -n "$REPORT_ONLY" ]; then
 	cpus=${CAROUSEL_VM_CPUS:-?} vm_s=? vrc=?
 fi
 hr "results (in $RES)"
-REPORT=()
 FAILED=()
 p=0 f=0 s=0
 [ -e "$RES/$KREL.tap" ] && read -r p f s < <(awk '/^ok [0-9]+ .*# SKIP/ { s++; next }

@@ -61,17 +61,21 @@ guest() {
 
 guest
 # 255 is a guest that left no exit status.  One more VM, said out loud,
-# when that was not the code under test: no complaint from the kernel at
-# all (QEMU or vng went away), or "Oops: int3", QEMU's race with the
-# kernel patching a static branch while the other vCPU runs it (the module
-# has no static branch; guest.sh holds the key it was seen on).  Any other
-# WARN, BUG or oops (the VM panics on each) fails at once.
-if [ "$rc" = 255 ] && { grep -q 'Oops: int3' "$CONSOLE" ||
-			! grep -qE 'Kernel panic|WARNING:|BUG:|Oops' "$CONSOLE"; }; then
-	mv "$CONSOLE" "$CONSOLE.1"
-	echo "bench: RETRY: the VM ended with no exit status ($(grep -m1 -o 'Oops: int3' \
-		"$CONSOLE.1" || echo 'no kernel complaint'); console: $CONSOLE.1); once more" >&2
-	guest
+# when that was not the code under test: "Oops: int3", QEMU's race with
+# the kernel patching a static branch while the other vCPU runs it (the
+# module has no static branch; guest.sh holds the key it was seen on), or
+# no complaint from the kernel at all (QEMU or vng went away): no panic
+# and no line of the selftests' bad-kernel-line pattern.  Any other WARN,
+# BUG or oops (the VM panics on each) fails at once.
+if [ "$rc" = 255 ]; then
+	why=$(grep -m1 -o 'Oops: int3' "$CONSOLE") ||
+		grep -qE -e 'Kernel panic' -e "$(<selftests/tools/bad-kernel-lines.re)" "$CONSOLE" ||
+		why="no kernel complaint"
+	if [ -n "$why" ]; then
+		mv "$CONSOLE" "$CONSOLE.1"
+		echo "bench: RETRY: the VM ended with no exit status ($why; console: $CONSOLE.1); once more" >&2
+		guest
+	fi
 fi
 [ "$rc" = 0 ] || { echo "bench: guest failed (exit $rc), see $RES" >&2; exit 1; }
 
