@@ -20,7 +20,9 @@
 #     console;
 #   - CAROUSEL_KVER is the booted release, CAROUSEL_REPO the repo, and every
 #     CAROUSEL_* variable of the caller is passed through;
-#   - the command's stderr is merged into its stdout.
+#   - the command's stderr is merged into its stdout;
+#   - selftests/tools/tstamp_hold.py holds the receive-timestamp static key
+#     on from before the command starts to the end of the VM.
 #
 # The kernel boots with panic_on_warn=1 oops=panic panic=-1, and QEMU runs
 # with -no-reboot: any WARN, oops or BUG ends the VM at once, and we return
@@ -165,6 +167,20 @@ gscript=$CAROUSEL_RESULTS/.vm-cmd.$KVER.$$.sh
 	done < <(compgen -e | grep '^CAROUSEL_' || true)
 	printf 'cd %q || exit 125\n' "$REPO"
 	echo 'exec 2>&1'
+	# The receive-timestamp key, held on for the whole VM before any
+	# test runs (selftests/tools/tstamp_hold.py says why).  A cold
+	# python3 in a TCG guest has been seen to take more than 5 s to
+	# start, so wait for its word up to a minute; without it the tests
+	# still run, and the note says so.
+	printf 'python3 %q >/tmp/tstamp_hold.out 2>&1 &\n' "$REPO/selftests/tools/tstamp_hold.py"
+	cat <<'GUEST'
+for _ in $(seq 600); do
+	grep -qx holding /tmp/tstamp_hold.out 2>/dev/null && break
+	sleep 0.1
+done
+grep -qx holding /tmp/tstamp_hold.out 2>/dev/null ||
+	echo "vm.sh: note: tstamp_hold.py did not start in 60 s: $(head -c 200 /tmp/tstamp_hold.out)"
+GUEST
 	printf 'exec'
 	printf ' %q' "$@"
 	echo

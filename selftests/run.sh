@@ -127,17 +127,6 @@ out "# sch_carousel selftests on $KVER, $(nproc) CPUs, $(date -u +%FT%TZ), uptim
 out "# $(tc -V 2>&1 | head -n1); TC_LIB_DIR=$TC_LIB_DIR"
 [ -e "$REPO/tc/q_carousel.so" ] || out "# note: $REPO/tc/q_carousel.so missing: tc will not know carousel"
 
-# --- the receive-timestamp key, held on from here to the last test -------------
-# (tools/tstamp_hold.py: its flips under traffic are what QEMU's TCG races on.)
-python3 "$SELF_DIR/tools/tstamp_hold.py" >"$WORK/tstamp_hold" 2>&1 &
-HOLD_PID=$!
-for _ in $(seq 50); do
-	[ -s "$WORK/tstamp_hold" ] && break
-	sleep 0.1
-done
-grep -qx holding "$WORK/tstamp_hold" ||
-	out "# note: tools/tstamp_hold.py did not start: $(head -c 200 "$WORK/tstamp_hold")"
-
 # --- 1: load ------------------------------------------------------------------
 echo "insmod" >"$RESULTS/$KVER.current"
 if [ "$LOAD" = 0 ]; then
@@ -210,9 +199,6 @@ for t in "${TESTS[@]}"; do
 		result ok "$name"
 	fi
 done
-
-kill "$HOLD_PID" 2>/dev/null
-wait "$HOLD_PID" 2>/dev/null
 
 # --- N+2: unload --------------------------------------------------------------
 echo "rmmod" >"$RESULTS/$KVER.current"

@@ -26,10 +26,6 @@ SMOKE=0
 mkdir -p "$BENCH_OUT"
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 
-# The receive-timestamp key on for the whole run (see the tool).
-bg "$PYTHON" "$TOOLS/tstamp_hold.py" >"$TMPD/tstamp_hold"
-busywait 5000 grep -qx holding "$TMPD/tstamp_hold" || fail "tstamp_hold.py did not start"
-
 if [ ! -d /sys/module/sch_carousel ]; then
 	insmod "$KO" || fail "insmod $KO"
 fi
