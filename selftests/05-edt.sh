@@ -20,9 +20,12 @@ N=3000 SIZE=1400 GAP_US=2000
 
 # Release order, seen on the sender's device as the qdisc hands each
 # datagram to the driver (the receiver's socket order also depends on
-# which vCPU's veth backlog delivered it).
+# which vCPU's veth backlog delivered it).  The sniffer's timeout is idle
+# time from its start, before the receiver and the sender (two python3
+# starts, each seen to take over 5 s in a busy TCG guest) are up: it only
+# bounds the wait when nothing comes, so it is generous.
 bg ns_s "$PYTHON" "$TOOLS/sniff_seq.py" --dev "$DEV" --port 6000 --count $N \
-	--timeout 10 --ready "$TMPD/sniffing" >"$TMPD/sniff.json"
+	--timeout 60 --ready "$TMPD/sniffing" >"$TMPD/sniff.json"
 sniff=$BG_PID
 busywait 10000 test -e "$TMPD/sniffing" || fail "sniffer did not start"
 txtime_recv 6000 $N 30
