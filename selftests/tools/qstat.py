@@ -3,6 +3,7 @@
 """qstat.py: sample a device's root qdisc counters, fast, over rtnetlink.
 
   qstat.py --dev DEV --interval S --seconds T [--skip W] [--series FILE]
+  qstat.py --dev DEV --rates T
 
 Sends the same RTM_GETQDISC dump that `tc -s qdisc show` sends, every
 INTERVAL seconds for SECONDS, and reads the root qdisc's TCA_STATS2
@@ -16,6 +17,12 @@ two samples), intervals_over_100ms, max_qlen, max_backlog, max_flows over the sa
 (--skip, default 0) seconds or more after the start, the same over all
 samples as *_all, the last drops, and with --series a CSV
 "t_s,qlen,backlog,drops,flows" per sample.
+
+With --rates T: reads the byte counter (TCA_STATS_BASIC) of every qdisc
+on DEV twice, T seconds apart, each dump timed by the clock read next to
+it, and prints {"seconds": .., "bps": {"<handle>": bit/s, ...}} (handles
+as tc prints them, "10:").  A rate taken through two tc calls instead
+carries the error of when, inside each call, the counter was read.
 Python 3 stdlib only.
 """
 import argparse
@@ -35,6 +42,7 @@ NLMSG_ERROR = 2
 TC_H_ROOT = 0xFFFFFFFF
 TCA_KIND = 1
 TCA_STATS2 = 7
+TCA_STATS_BASIC = 1
 TCA_STATS_QUEUE = 3
 TCA_STATS_APP = 4
 NLA_TYPE_MASK = 0x3FFF
@@ -56,10 +64,20 @@ def attrs(buf, off, end):
 
 
 def sample(sock, ifindex, seq):
+    """The root qdisc of ifindex, parsed, or None."""
+    found = None
+    for handle, parent, r in dump(sock, ifindex, seq):
+        if parent == TC_H_ROOT:
+            found = r
+    return found
+
+
+def dump(sock, ifindex, seq):
+    """(handle, parent, parsed) of every qdisc of ifindex."""
     req = TCMSG.pack(0, 0, 0, 0, 0, 0, 0)
     sock.send(NLMSG.pack(NLMSG.size + len(req), RTM_GETQDISC,
                          NLM_F_REQUEST | NLM_F_DUMP, seq, 0) + req)
-    found = None
+    found = []
     while True:
         buf = sock.recv(1 << 20)
         off = 0
@@ -74,20 +92,24 @@ def sample(sock, ifindex, seq):
                 raise OSError(-err, os.strerror(-err))
             if mtype == RTM_NEWQDISC and mseq == seq:
                 t = TCMSG.unpack_from(buf, off + NLMSG.size)
-                if t[3] == ifindex and t[5] == TC_H_ROOT:
-                    found = parse(buf, off + NLMSG.size + TCMSG.size,
-                                  off + mlen)
+                if t[3] == ifindex:
+                    found.append((t[4], t[5],
+                                  parse(buf, off + NLMSG.size + TCMSG.size,
+                                        off + mlen)))
             off += (mlen + 3) & ~3
 
 
 def parse(buf, off, end):
-    r = {"kind": "", "qlen": 0, "backlog": 0, "drops": 0, "flows": None}
+    r = {"kind": "", "bytes": 0, "qlen": 0, "backlog": 0, "drops": 0,
+         "flows": None}
     for atype, data in attrs(buf, off, end):
         if atype == TCA_KIND:
             r["kind"] = data.rstrip(b"\0").decode()
         elif atype == TCA_STATS2:
             for stype, sdata in attrs(data, 0, len(data)):
-                if stype == TCA_STATS_QUEUE and len(sdata) >= 12:
+                if stype == TCA_STATS_BASIC and len(sdata) >= 8:
+                    r["bytes"] = struct.unpack_from("=Q", sdata)[0]
+                elif stype == TCA_STATS_QUEUE and len(sdata) >= 12:
                     r["qlen"], r["backlog"], r["drops"] = \
                         struct.unpack_from("=III", sdata)
                 elif stype == TCA_STATS_APP and \
@@ -97,18 +119,43 @@ def parse(buf, off, end):
     return r
 
 
+def timed_bytes(sock, ifindex, seq):
+    """(clock, {handle: bytes}), the clock read on both sides of the dump."""
+    t0 = time.monotonic()
+    d = dump(sock, ifindex, seq)
+    t1 = time.monotonic()
+    return (t0 + t1) / 2, {"%x:" % (h >> 16): r["bytes"] for h, _, r in d}
+
+
+def rates(sock, ifindex, seconds):
+    t0, b0 = timed_bytes(sock, ifindex, 1)
+    time.sleep(seconds)
+    t1, b1 = timed_bytes(sock, ifindex, 2)
+    print(json.dumps({
+        "seconds": round(t1 - t0, 4),
+        "bps": {h: int((b1[h] - b0[h]) * 8 / (t1 - t0))
+                for h in b1 if h in b0},
+    }))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dev", required=True)
     ap.add_argument("--interval", type=float, default=0.05)
-    ap.add_argument("--seconds", type=float, required=True)
+    ap.add_argument("--seconds", type=float)
     ap.add_argument("--skip", type=float, default=0.0)
     ap.add_argument("--series")
+    ap.add_argument("--rates", type=float, metavar="T")
     a = ap.parse_args()
 
     ifindex = socket.if_nametoindex(a.dev)
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
     sock.bind((0, 0))
+    if a.rates:
+        rates(sock, ifindex, a.rates)
+        return
+    if a.seconds is None:
+        ap.error("--seconds or --rates is required")
     rows = []
     t0 = time.monotonic()
     nxt = t0
