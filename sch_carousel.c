@@ -19,7 +19,8 @@
  *     departure >= start - burst/rate, next = start + len/rate.  With a
  *     qdisc rate (the device ceiling) and active classes whose rates add up
  *     to more than it, len/rate is stretched by (sum of active rates /
- *     ceiling), so each class gets a share proportional to its rate;
+ *     ceiling), so each class gets a share proportional to its rate
+ *     (the ceiling itself is enforced at dequeue, below);
  *   - beyond the horizon: drop or cap; limit and flow_limit: drop;
  *   - insert in the wheel: O(1);
  *   - account it to its flow (a socket, or a flow hash, in its class): a
@@ -30,7 +31,11 @@
  *
  * dequeue():
  *   - take the earliest slot from the wheel (bitmap scans, O(1)); its head
- *     leaves if its time has come, else the qdisc watchdog is armed for it.
+ *     leaves if its time has come, else the qdisc watchdog is armed for it;
+ *   - with a ceiling, a due packet also waits for the ceiling's own clock,
+ *     which advances by len/ceiling per packet that leaves: times set at
+ *     enqueue with a share that has since shrunk cannot add up to more
+ *     than the ceiling.
  *     No periodic timer: idle or not, the only wake-up is the next departure.
  *
  * Packets keep their socket charge until dequeued, so TCP Small Queues and
@@ -130,6 +135,7 @@ struct carousel_sched_data {
 
 /* Read/write: */
 	u64			active_rate;	/* sum of rates of backlogged classes */
+	u64			ceil_next;	/* ns: the ceiling's next departure */
 	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
 	u32			nr_classes;
 	u32			nr_flows;
@@ -431,6 +437,11 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		return carousel_drop(skb, sch, cl, &q->stat_flow_limit_drops,
 				     to_free);
 
+	/* A time already past leaves now; kept as now, it also gives the
+	 * ceiling's clock (carousel_ceiling_admit()) no credit from before
+	 * the packet existed: an old EDT stamp is no licence to burst.
+	 */
+	depart = max(depart, now);
 	cb->time_to_send = depart;
 	cb->fl = fl;
 	carousel_wheel_sync(q->wheel, now);
@@ -581,6 +592,32 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 		q->active_rate -= cl->rate;
 }
 
+/*
+ * The ceiling, a clock of its own applied when a packet is due.  Class
+ * times are fixed at enqueue, with each class's share of the ceiling as
+ * it was then: when another class becomes active, packets already in the
+ * wheel keep their times, and the sum could run over the ceiling.  So
+ * the device's rate is also enforced here, on what actually leaves, for
+ * every packet, classified or not.  A due packet waits for the ceiling's
+ * clock; when it leaves, the clock moves on by its transmission time from
+ * the instant it could have left, max(its time, the clock), not from now:
+ * the clock replays the ideal schedule, so a late watchdog costs no rate,
+ * and what it releases at once is what became due meanwhile, as with the
+ * class clocks.
+ */
+static bool carousel_ceiling_admit(struct carousel_sched_data *q,
+				   const struct sk_buff *skb, u64 now)
+{
+	if (!q->rate)
+		return true;
+	if (q->ceil_next > now)
+		return false;
+	q->ceil_next = max(carousel_skb_time(skb), q->ceil_next) +
+		       DIV64_U64_ROUND_UP((u64)qdisc_pkt_len(skb) *
+					  NSEC_PER_SEC, q->rate);
+	return true;
+}
+
 static void carousel_arm(struct carousel_sched_data *q, u64 expiry)
 {
 	if (q->timer_expiry != expiry) {
@@ -620,6 +657,10 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	if (slot) {
 		skb = slot->head;
 		if (carousel_skb_time(skb) <= now) {
+			if (!carousel_ceiling_admit(q, skb, now)) {
+				wake = q->ceil_next;
+				goto throttled;
+			}
 			carousel_wheel_pop(w, slot);
 			carousel_unlink(sch, skb, true);
 			qdisc_bstats_update(sch, skb);
@@ -633,7 +674,7 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 			return NULL;
 		wake *= w->gran;
 	}
-
+throttled:
 	sch->qstats.overlimits++;
 	carousel_arm(q, wake);
 	return NULL;
@@ -703,6 +744,7 @@ static void carousel_reset(struct Qdisc *sch)
 	}
 	xa_for_each(&q->classes, minor, cl)
 		cl->time_next = 0;
+	q->ceil_next = 0;
 	q->timer_expiry = 0;
 	qdisc_watchdog_cancel(&q->watchdog);
 }
@@ -896,6 +938,11 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	}
 
 	sch_tree_lock(sch);
+	/* A new ceiling starts its clock afresh: a packet sent under an old,
+	 * tiny one must not hold the link for hours.
+	 */
+	if (p.rate != q->rate)
+		q->ceil_next = 0;
 	WRITE_ONCE(q->rate, p.rate);
 	WRITE_ONCE(q->horizon, p.horizon);
 	WRITE_ONCE(q->default_minor, p.default_minor);
@@ -1045,6 +1092,8 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	s = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
 	next = s ? carousel_skb_time(s->head) :
 		   wake == ~0ULL ? ~0ULL : wake * w->gran;
+	if (next != ~0ULL && q->rate)
+		next = max(next, q->ceil_next);
 	st.next_departure_ns = next == ~0ULL ? ~0ULL :
 			       next > now ? next - now : 0;
 	sch_tree_unlock(sch);
