@@ -339,6 +339,19 @@ ping_rtt() {
 	rtt_stats "$f"
 }
 
+# rtt_pct P FILE...: the P-th percentile (the ceil(P/100 n)-th smallest) of
+# the numbers in FILEs, one a line; 0 if none.
+rtt_pct() {
+	local p=$1
+	shift
+	cat "$@" | sort -g | awk -v p="$p" '{ v[NR] = $1 }
+		END {
+			if (!NR) { print 0; exit }
+			i = int(NR * p / 100); if (i < NR * p / 100) i++
+			print v[i]
+		}'
+}
+
 # rtt_stats FILE...: "n p50 p99 max" of the numbers in FILEs, one a line
 # (p99: the ceil(0.99 n)-th smallest; "0 0 0 0" if none).
 rtt_stats() {
