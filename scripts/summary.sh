@@ -6,17 +6,39 @@
 # and the tally:
 #   PASS FAIL SKIP   the counts
 #   REPORT           the summary's lines, in order
-#   say LINE...      one line to stdout;  hr TITLE: a "==== TITLE ====" rule
+#   say LINE...      one line to stdout
+#   hr TITLE         a "==== TITLE ====" rule, which also starts a stage
 #   say_duration     "total duration: XmYs" since the source
-#   summary RES      the rule, REPORT, the duration and the closing line
-#                    "N passed, N failed, N skipped"; true iff nothing failed
+#   summary RES      the rule, REPORT, the time of each stage, the duration
+#                    and the closing line "N passed, N failed, N skipped";
+#                    true iff nothing failed
 
 T0=$(date +%s)
 PASS=0 FAIL=0 SKIP=0
 REPORT=()
+STAGE_NAME=()
+STAGE_T0=()
 
 say() { printf '%s\n' "$*"; }
-hr() { say "==== $* ===="; }
+hr() {
+	say "==== $* ===="
+	STAGE_NAME+=("$*")
+	STAGE_T0+=("$(date +%s)")
+}
+
+# say_stages: one line, each stage (from its hr to the next) and its time.
+say_stages() {
+	local i n=${#STAGE_NAME[@]} end line= s e
+
+	[ "$n" -gt 0 ] || return 0
+	end=$(date +%s)
+	for ((i = 0; i < n; i++)); do
+		s=${STAGE_T0[i]}
+		e=${STAGE_T0[i + 1]:-$end}
+		line+="${line:+; }${STAGE_NAME[i]}: $(( (e - s) / 60 ))m$(( (e - s) % 60 ))s"
+	done
+	say "stage times: $line"
+}
 
 say_duration() {
 	local d=$(( $(date +%s) - T0 ))
@@ -27,8 +49,9 @@ say_duration() {
 summary() {
 	local l
 
-	hr "summary (results in $1)"
+	say "==== summary (results in $1) ===="
 	for l in "${REPORT[@]}"; do say "$l"; done
+	say_stages
 	say_duration
 	say "$PASS passed, $FAIL failed, $SKIP skipped"
 	[ "$FAIL" = 0 ]
