@@ -63,7 +63,7 @@ guest
 # 255 is a guest that left no exit status.  One more VM, said out loud,
 # when that was not the code under test: "Oops: int3", QEMU's race with
 # the kernel patching a static branch while the other vCPU runs it (the
-# module has no static branch; guest.sh holds the key it was seen on), or
+# module has no static branch; vm.sh holds the key it was seen on), or
 # no complaint from the kernel at all (QEMU or vng went away): no panic
 # and no line of the selftests' bad-kernel-line pattern.  Any other WARN,
 # BUG or oops (the VM panics on each) fails at once.
