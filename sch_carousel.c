@@ -136,6 +136,7 @@ struct carousel_sched_data {
 /* Read/write: */
 	u64			active_rate;	/* sum of rates of backlogged classes */
 	u64			ceil_next;	/* ns: the ceiling's next departure */
+	u64			ceil_rem;	/* of len * NSEC_PER_SEC / rate */
 	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
 	u32			nr_classes;
 	u32			nr_flows;
@@ -478,6 +479,18 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
  */
 #define CAROUSEL_SPLIT_NS	NSEC_PER_MSEC
 
+/* Split a GSO packet of len that would hold its class, or (unclassified)
+ * the ceiling, for more than CAROUSEL_SPLIT_NS?
+ */
+static bool carousel_split(const struct carousel_sched_data *q,
+			   const struct carousel_class *cl, u32 len)
+{
+	if (cl)
+		return carousel_tx_ns(q, cl, len) > CAROUSEL_SPLIT_NS;
+	return q->rate &&
+	       div64_u64((u64)len * NSEC_PER_SEC, q->rate) > CAROUSEL_SPLIT_NS;
+}
+
 static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 				 struct carousel_class *cl, unsigned long key,
 				 u64 now, struct sk_buff **to_free)
@@ -548,8 +561,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	carousel_set_pacing(q, skb);
 	key = carousel_flow_key(skb);
 	now = ktime_get_ns();
-	if (cl && skb_is_gso(skb) &&
-	    carousel_tx_ns(q, cl, qdisc_pkt_len(skb)) > CAROUSEL_SPLIT_NS)
+	if (skb_is_gso(skb) && carousel_split(q, cl, qdisc_pkt_len(skb)))
 		ret = carousel_enqueue_segs(skb, sch, cl, key, now, to_free);
 	else
 		ret = carousel_enqueue_one(skb, sch, cl, key, now, to_free);
@@ -608,13 +620,19 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 static bool carousel_ceiling_admit(struct carousel_sched_data *q,
 				   const struct sk_buff *skb, u64 now)
 {
+	u64 tx;
+
 	if (!q->rate)
 		return true;
 	if (q->ceil_next > now)
 		return false;
-	q->ceil_next = max(carousel_skb_time(skb), q->ceil_next) +
-		       DIV64_U64_ROUND_UP((u64)qdisc_pkt_len(skb) *
-					  NSEC_PER_SEC, q->rate);
+	/* The remainder carries over: no drift either way, at any rate and
+	 * packet size (rounding each packet, 64 B at 100 Gbit would be 5 or
+	 * 6 ns instead of 5.12).
+	 */
+	tx = div64_u64_rem((u64)qdisc_pkt_len(skb) * NSEC_PER_SEC + q->ceil_rem,
+			   q->rate, &q->ceil_rem);
+	q->ceil_next = max(carousel_skb_time(skb), q->ceil_next) + tx;
 	return true;
 }
 
@@ -745,6 +763,7 @@ static void carousel_reset(struct Qdisc *sch)
 	xa_for_each(&q->classes, minor, cl)
 		cl->time_next = 0;
 	q->ceil_next = 0;
+	q->ceil_rem = 0;
 	q->timer_expiry = 0;
 	qdisc_watchdog_cancel(&q->watchdog);
 }
@@ -938,11 +957,21 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	}
 
 	sch_tree_lock(sch);
-	/* A new ceiling starts its clock afresh: a packet sent under an old,
-	 * tiny one must not hold the link for hours.
+	/* A new ceiling starts its clock now, and a watchdog armed for the
+	 * old one is brought forward: a packet held by an old, tiny ceiling
+	 * must not hold the link for hours; nor may the new clock start in
+	 * the past and release the held backlog at once.
 	 */
-	if (p.rate != q->rate)
-		q->ceil_next = 0;
+	if (p.rate != q->rate) {
+		u64 now = ktime_get_ns();
+
+		q->ceil_next = now;
+		q->ceil_rem = 0;
+		if (q->wheel && q->wheel->count) {
+			q->timer_expiry = 0;
+			qdisc_watchdog_schedule_ns(&q->watchdog, now);
+		}
+	}
 	WRITE_ONCE(q->rate, p.rate);
 	WRITE_ONCE(q->horizon, p.horizon);
 	WRITE_ONCE(q->default_minor, p.default_minor);
