@@ -174,9 +174,10 @@ gscript=$CAROUSEL_RESULTS/.vm-cmd.$KVER.$$.sh
 	# still run, and the note says so.
 	printf 'python3 %q >/tmp/tstamp_hold.out 2>&1 &\n' "$REPO/selftests/tools/tstamp_hold.py"
 	cat <<'GUEST'
-for _ in $(seq 600); do
-	grep -qx holding /tmp/tstamp_hold.out 2>/dev/null && break
-	sleep 0.1
+hold_pid=$! hold_t0=$SECONDS
+until grep -qx holding /tmp/tstamp_hold.out 2>/dev/null; do
+	kill -0 "$hold_pid" 2>/dev/null && [ $((SECONDS - hold_t0)) -lt 60 ] || break
+	sleep 0.2
 done
 grep -qx holding /tmp/tstamp_hold.out 2>/dev/null ||
 	echo "vm.sh: note: tstamp_hold.py did not start in 60 s: $(head -c 200 /tmp/tstamp_hold.out)"

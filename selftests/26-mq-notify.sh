@@ -48,6 +48,8 @@ sleep $((IPERF_OMIT + 2))
 # that alone once gave a child -9.2%.
 rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 4) || fail "qstat.py --rates"
 echo "# child rates over $(jq .seconds <<<"$rates") s: $(jq -c .bps <<<"$rates")"
+jq -e '.bps | has("10:") and has("20:")' <<<"$rates" >/dev/null ||
+	fail "qstat.py --rates did not report both children"
 iperf_wait 5301
 echo "# mq, 16 flows: goodput $(iperf_bps 5301) bit/s"
 qdisc_json "$DEV" | jq -c '.[] | {kind, handle, parent, packets, drops, backlog,
@@ -63,7 +65,7 @@ assert_eq "drops in mq" "$(child_stat 1: drops)" 0
 assert_ge "cn_returns under mq (both children)" $cn 1
 active=0
 for q in 1 2; do
-	bps=$(jq -r ".bps[\"${q}0:\"] // 0" <<<"$rates")
+	bps=$(jq -r ".bps[\"${q}0:\"]" <<<"$rates")
 	[ "$bps" -gt 0 ] || continue
 	active=$((active + 1))
 	assert_within "carousel child ${q}0: rate (bit/s, L2)" "$bps" $RATE 5

@@ -131,6 +131,9 @@ def rates(sock, ifindex, seconds):
     t0, b0 = timed_bytes(sock, ifindex, 1)
     time.sleep(seconds)
     t1, b1 = timed_bytes(sock, ifindex, 2)
+    back = [h for h in b1 if h in b0 and b1[h] < b0[h]]
+    if back:
+        raise SystemExit(f"byte counter went back (qdisc replaced?): {back}")
     print(json.dumps({
         "seconds": round(t1 - t0, 4),
         "bps": {h: int((b1[h] - b0[h]) * 8 / (t1 - t0))
@@ -151,7 +154,9 @@ def main():
     ifindex = socket.if_nametoindex(a.dev)
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
     sock.bind((0, 0))
-    if a.rates:
+    if a.rates is not None:
+        if a.rates <= 0:
+            ap.error("--rates needs T > 0")
         rates(sock, ifindex, a.rates)
         return
     if a.seconds is None:
