@@ -31,12 +31,12 @@
  *
  * dequeue():
  *   - take the earliest slot from the wheel (bitmap scans, O(1)); its head
- *     leaves if its time has come, else the qdisc watchdog is armed for it;
+ *     leaves if its time has come, else the qdisc watchdog is armed for it.
+ *     No periodic timer: idle or not, the only wake-up is the next departure;
  *   - with a ceiling, a due packet also waits for the ceiling's own clock,
  *     which advances by len/ceiling per packet that leaves: times set at
  *     enqueue with a share that has since shrunk cannot add up to more
  *     than the ceiling.
- *     No periodic timer: idle or not, the only wake-up is the next departure.
  *
  * Packets keep their socket charge until dequeued, so TCP Small Queues and
  * the socket send buffer hold senders back (Carousel's deferred completion).
