@@ -915,6 +915,19 @@ static int carousel_parse(struct nlattr **tb, struct carousel_params *p,
 	return 0;
 }
 
+/*
+ * A class clock that ran ahead under an old rate (its own, or its share of
+ * an old ceiling) restarts at now once the class is idle: after a mistyped
+ * rate 8bit is corrected, the class sends again at once instead of waiting
+ * out the time its last packet cost at 8 bit/s.  A backlogged class keeps
+ * its clock, or its new packets could overtake its queued ones.
+ */
+static void carousel_restart_idle(struct carousel_class *cl, u64 now)
+{
+	if (!cl->qlen && cl->time_next > now)
+		cl->time_next = now;
+}
+
 static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 			   struct netlink_ext_ack *extack)
 {
@@ -964,13 +977,15 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	 */
 	if (p.rate != q->rate) {
 		u64 now = ktime_get_ns();
+		struct carousel_class *cl;
+		unsigned long minor;
 
 		q->ceil_next = now;
 		q->ceil_rem = 0;
-		if (q->wheel && q->wheel->count) {
-			q->timer_expiry = 0;
-			qdisc_watchdog_schedule_ns(&q->watchdog, now);
-		}
+		xa_for_each(&q->classes, minor, cl)
+			carousel_restart_idle(cl, now);
+		if (q->wheel && q->wheel->count)
+			carousel_arm(q, now);
 	}
 	WRITE_ONCE(q->rate, p.rate);
 	WRITE_ONCE(q->horizon, p.horizon);
@@ -1186,6 +1201,8 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		sch_tree_lock(sch);
 		if (cl->qlen)
 			q->active_rate += rate - cl->rate;
+		if (rate != cl->rate)
+			carousel_restart_idle(cl, ktime_get_ns());
 		cl->rate = rate;
 		cl->burst = burst;
 		sch_tree_unlock(sch);

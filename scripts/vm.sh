@@ -180,7 +180,7 @@ until grep -qx holding /tmp/tstamp_hold.out 2>/dev/null; do
 	sleep 0.2
 done
 grep -qx holding /tmp/tstamp_hold.out 2>/dev/null ||
-	echo "vm.sh: note: tstamp_hold.py did not start in 60 s: $(head -c 200 /tmp/tstamp_hold.out)"
+	echo "vm.sh: note: tstamp_hold.py did not start ($( kill -0 "$hold_pid" 2>/dev/null && echo "60 s" || echo exited)): $(head -c 200 /tmp/tstamp_hold.out)"
 GUEST
 	printf 'exec'
 	printf ' %q' "$@"

@@ -13,7 +13,8 @@
 # and never queues the pings (the floor this machine allows under load).
 # Asserted:
 #   - no drop, CE marks counted, all pings answered;
-#   - loaded p90 RTT with ce_threshold <= 1/4 of HTB's, and p99 <= 1/3;
+#   - loaded p90 RTT with ce_threshold <= 1/4 of HTB's, and p99 <= 1/3 of
+#     HTB's plus the worst watchdog lateness of the carousel runs;
 #   - the bulk flow still gets >= 80% of what the class allows.
 # Why p90 and not p99: p99 of 300 pings is the third worst, and through a
 # saturated class that is set by this machine's watchdog stalls, not by
@@ -22,8 +23,9 @@
 # 9.9 ms in the same runs (HTB: 34-36 ms; ce_threshold 250us then), so
 # p99 <= 1/4 of HTB's held or failed by the stalls alone.  p90 in the last
 # of those runs: 3.0 ms against HTB's 32.8; at 1 ms, 3.4 ms against 33.5
-# and 32.7 (p99 0.17 of HTB's in both), so p99 keeps a bound of its own,
-# 1/3, twice what was measured at 1 ms.
+# and 32.7 (p99 0.17 of HTB's in both).  So p99 keeps a bound of its own,
+# 1/3 of HTB's with the run's own worst watchdog stall on top: a stall
+# lands on a ping whatever the shaper does, a standing queue does not.
 # The issue's target, loaded p99 <= 2x unloaded p99, is printed, not
 # asserted: on this emulated machine every queued ping waits for the qdisc
 # watchdog, a soft hrtimer that runs late by ~150us on average and by 4-8ms
@@ -78,7 +80,8 @@ ns_s tc qdisc change dev "$DEV" root carousel ce_threshold 0 || fail "ce_thresho
 read -r n2 p50_2 p99_2 max2 bps2 < <(loaded carousel)
 echo "# carousel, no ce_threshold: $n2 replies, p50 ${p50_2}ms p99 ${p99_2}ms max ${max2}ms, bulk $bps2 bit/s"
 
-echo "# carousel timer: $(qdisc_json "$DEV" | jq -c '.[0] | {timer_fires, timer_latency_ns, timer_latency_max_ns}')"
+timer=$(qdisc_json "$DEV" | jq -c '.[0] | {timer_fires, timer_latency_ns, timer_latency_max_ns}')
+echo "# carousel timer: $timer"
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: htb default 1 || fail "htb"
 ns_s tc class add dev "$DEV" parent 1: classid 1:1 htb rate $RATE ceil $RATE || fail "htb class"
@@ -104,10 +107,11 @@ p90_3=$(rtt_pct 90 "$ART/ping-htb.txt")
 awk -v c="$p90_1" -v h="$p90_3" -v c99="$p99_1" -v h99="$p99_3" 'BEGIN {
 	printf "loaded p90: carousel+ce %sms vs htb %sms (want <= 1/4)\n", c, h; exit !(c * 4 <= h) }' >&2 ||
 	check_fail "p90 RTT with ce_threshold not under 1/4 of HTB's"
-awk -v c="$p99_1" -v h="$p99_3" 'BEGIN {
-	printf "loaded p99: carousel+ce %sms vs htb %sms (%.2f, want <= 1/3)\n", c, h, c / h
-	exit !(c * 3 <= h) }' >&2 ||
-	check_fail "p99 RTT with ce_threshold not under 1/3 of HTB's"
+awk -v c="$p99_1" -v h="$p99_3" -v l="$(jq .timer_latency_max_ns <<<"$timer")" 'BEGIN {
+	printf "loaded p99: carousel+ce %sms vs htb %sms (%.2f), want <= 1/3 of it + the worst watchdog lateness %.2fms\n",
+		c, h, c / h, l / 1e6
+	exit !(c <= h / 3 + l / 1e6) }' >&2 ||
+	check_fail "p99 RTT with ce_threshold over 1/3 of HTB's + the worst watchdog lateness"
 awk -v u="$p99_0" -v l="$p99_1" 'BEGIN {
 	printf "# target (not asserted): loaded p99 %sms <= 2 x unloaded p99 %sms: %s (%.2fx)\n",
 		l, u, (l <= 2 * u) ? "met" : "missed", l / u }'

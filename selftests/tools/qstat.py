@@ -155,7 +155,7 @@ def main():
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
     sock.bind((0, 0))
     if a.rates is not None:
-        if a.rates <= 0:
+        if not a.rates > 0:
             ap.error("--rates needs T > 0")
         rates(sock, ifindex, a.rates)
         return
