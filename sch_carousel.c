@@ -97,6 +97,9 @@ struct carousel_class {
 	u32		flows;		/* its flows with packets in the wheel */
 	u16		minor;		/* classid is sch->handle:minor */
 	u8		dead;		/* deleted, freed when qlen drops to 0 */
+	u8		rerate;		/* rate changed while backlogged: clamp
+					 * the clock when the queue empties
+					 */
 };
 
 /*
@@ -354,6 +357,44 @@ static void carousel_set_pacing(const struct carousel_sched_data *q,
 		sk_pacing_shift_update(sk, q->pacing_shift);
 }
 
+/* ns of class time an idle class may spend at once: its burst */
+static u64 carousel_credit(const struct carousel_class *cl)
+{
+	return cl->burst ? div64_u64((u64)cl->burst * NSEC_PER_SEC, cl->rate) : 0;
+}
+
+/*
+ * After a rate change (the class's own, or the ceiling's), a class clock
+ * may stand far ahead of now: under a mistyped rate 8bit one packet cost
+ * its class 24 minutes, and every packet after it was a horizon drop.  An
+ * idle class's clock is clamped to what the new rate allows a class that
+ * has just sent: its burst credit and one MTU-sized packet ahead of now.
+ * Normal debt stays (a change is no fresh burst); only the excess goes.
+ * A backlogged class keeps its clock while its packets, which keep their
+ * times, are queued (or new ones would overtake them), and is clamped
+ * when its queue empties.
+ */
+static void carousel_clamp_clock(struct Qdisc *sch, struct carousel_class *cl,
+				 u64 now)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	u64 max = now + carousel_credit(cl) +
+		  carousel_tx_ns(q, cl, psched_mtu(qdisc_dev(sch)));
+
+	cl->rerate = 0;
+	if (cl->time_next > max)
+		cl->time_next = max;
+}
+
+static void carousel_rerate(struct Qdisc *sch, struct carousel_class *cl,
+			    u64 now)
+{
+	if (cl->qlen)
+		cl->rerate = 1;
+	else
+		carousel_clamp_clock(sch, cl, now);
+}
+
 static int carousel_drop(struct sk_buff *skb, struct Qdisc *sch,
 			 struct carousel_class *cl, u64 *stat,
 			 struct sk_buff **to_free)
@@ -413,12 +454,9 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	}
 	depart = edt;
 	if (cl) {
-		u64 credit = 0;
+		u64 credit = carousel_credit(cl);
 
 		start = max(cl->time_next, now);
-		if (cl->burst)
-			credit = div64_u64((u64)cl->burst * NSEC_PER_SEC,
-					   cl->rate);
 		if (start > credit && start - credit > depart)
 			depart = start - credit;
 		/* A class that has run a horizon ahead of now is overloaded:
@@ -598,10 +636,13 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 	}
 	if (--cl->qlen)
 		return;
-	if (cl->dead)
+	if (cl->dead) {
 		kfree(cl);
-	else
-		q->active_rate -= cl->rate;
+		return;
+	}
+	q->active_rate -= cl->rate;
+	if (unlikely(cl->rerate))
+		carousel_clamp_clock(sch, cl, ktime_get_ns());
 }
 
 /*
@@ -760,8 +801,10 @@ static void carousel_reset(struct Qdisc *sch)
 		qdisc_qstats_drop(sch);
 		rtnl_kfree_skbs(skb, skb);
 	}
-	xa_for_each(&q->classes, minor, cl)
+	xa_for_each(&q->classes, minor, cl) {
 		cl->time_next = 0;
+		cl->rerate = 0;
+	}
 	q->ceil_next = 0;
 	q->ceil_rem = 0;
 	q->timer_expiry = 0;
@@ -915,19 +958,6 @@ static int carousel_parse(struct nlattr **tb, struct carousel_params *p,
 	return 0;
 }
 
-/*
- * A class clock that ran ahead under an old rate (its own, or its share of
- * an old ceiling) restarts at now once the class is idle: after a mistyped
- * rate 8bit is corrected, the class sends again at once instead of waiting
- * out the time its last packet cost at 8 bit/s.  A backlogged class keeps
- * its clock, or its new packets could overtake its queued ones.
- */
-static void carousel_restart_idle(struct carousel_class *cl, u64 now)
-{
-	if (!cl->qlen && cl->time_next > now)
-		cl->time_next = now;
-}
-
 static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 			   struct netlink_ext_ack *extack)
 {
@@ -936,6 +966,7 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	struct carousel_wheel *w = NULL, *old = NULL;
 	struct carousel_params p;
 	u32 levels, keep;
+	bool rerate;
 	int err;
 
 	if (opt) {
@@ -970,24 +1001,27 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	}
 
 	sch_tree_lock(sch);
+	rerate = p.rate != q->rate;
+	WRITE_ONCE(q->rate, p.rate);
 	/* A new ceiling starts its clock now, and a watchdog armed for the
 	 * old one is brought forward: a packet held by an old, tiny ceiling
 	 * must not hold the link for hours; nor may the new clock start in
-	 * the past and release the held backlog at once.
+	 * the past and release the held backlog at once.  Class clocks that
+	 * ran ahead under the old one are clamped (carousel_clamp_clock()).
 	 */
-	if (p.rate != q->rate) {
+	if (rerate) {
 		u64 now = ktime_get_ns();
 		struct carousel_class *cl;
 		unsigned long minor;
 
 		q->ceil_next = now;
 		q->ceil_rem = 0;
+		/* Classes are freed under RTNL, which we hold too. */
 		xa_for_each(&q->classes, minor, cl)
-			carousel_restart_idle(cl, now);
+			carousel_rerate(sch, cl, now);
 		if (q->wheel && q->wheel->count)
 			carousel_arm(q, now);
 	}
-	WRITE_ONCE(q->rate, p.rate);
 	WRITE_ONCE(q->horizon, p.horizon);
 	WRITE_ONCE(q->default_minor, p.default_minor);
 	WRITE_ONCE(sch->limit, p.limit);
@@ -1167,6 +1201,7 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 	struct nlattr *opt = tca[TCA_OPTIONS];
 	u64 rate = cl ? cl->rate : 0;
 	u32 burst = cl ? cl->burst : 0;
+	bool rerate;
 	int err;
 
 	if (!opt) {
@@ -1201,10 +1236,11 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		sch_tree_lock(sch);
 		if (cl->qlen)
 			q->active_rate += rate - cl->rate;
-		if (rate != cl->rate)
-			carousel_restart_idle(cl, ktime_get_ns());
+		rerate = rate != cl->rate;
 		cl->rate = rate;
 		cl->burst = burst;
+		if (rerate)
+			carousel_rerate(sch, cl, ktime_get_ns());
 		sch_tree_unlock(sch);
 		return 0;
 	}

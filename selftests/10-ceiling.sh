@@ -68,9 +68,10 @@ awk -v r="$u" 'BEGIN { exit !(r <= 20000000 * 1.005) }' ||
 	check_fail "unclassified wire rate over the 20 Mbit ceiling by more than 0.5%"
 
 # Unclassified TCP (TSO on): with no ceiling its GSO packets leave whole
-# (the control: the sniffer sees frames over the MTU); under the 20 Mbit
-# ceiling each would hold it for over 1 ms, so they are split and no
-# frame on the wire is longer than the MTU.
+# (the control: the sniffer sees frames over the MTU); under a 10 Mbit
+# ceiling any of two segments or more (1581 B and up) would hold it for
+# over 1 ms (1250 B), so they are split and no frame on the wire is
+# longer than the MTU.
 # frames_over_mtu PORT: an unclassified TCP run of 4 s, sniffed on DEV.
 frames_over_mtu() {
 	local f=$TMPD/sniff-$1.json
@@ -84,6 +85,7 @@ frames_over_mtu() {
 	_wait_pid "$sniff"
 	echo "# TCP to $1 as sent: $(cat "$f")" >&2
 	jq -e '.frames > 100' "$f" >/dev/null || fail "sniffed $(jq .frames "$f") TCP frames to $1"
+	jq -e '.drops == 0' "$f" >/dev/null || fail "the sniffer dropped frames: $(cat "$f")"
 	jq .over_mtu "$f"
 }
 # (del and add: a replace of a carousel by one is a change, which keeps
@@ -92,8 +94,8 @@ ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "qdisc, no ceiling"
 check_ge "frames over the MTU, no ceiling (control)" "$(frames_over_mtu 5442)" 1
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 20mbit || fail "qdisc, 20mbit"
-assert_eq "frames over the MTU under a 20 Mbit ceiling" "$(frames_over_mtu 5443)" 0
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 10mbit || fail "qdisc, 10mbit"
+assert_eq "frames over the MTU under a 10 Mbit ceiling" "$(frames_over_mtu 5443)" 0
 
 quiet_link
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
@@ -131,18 +133,40 @@ echo "# after the ceiling was raised: $r"
 assert_eq "datagrams received after the ceiling was raised" "$(jq .received <<<"$r")" 4
 check_ge "their mean spacing (ns), at least 0.8 x 28.8 ms" "$(jq .mean_gap_ns <<<"$r")" 23070000
 
-# A class clock stretched by an old ceiling.  Class 1:10 (10 Mbit) sends one
-# datagram under an 8 bit/s ceiling: its clock moves 24 minutes ahead, past
-# the horizon.  Once the ceiling is raised, the idle class sends again at
-# once: three more datagrams arrive and none is a horizon drop.
+# Class clocks stretched by an old ceiling.  Under 8 bit/s, classes 1:10
+# and 1:20 (10 Mbit) send one datagram each: 1:10's leaves and costs it
+# 24 minutes of class time; 1:20's is held by the ceiling's clock, its
+# class 24 minutes ahead too.  Once the ceiling is raised, 1:20's queued
+# one leaves, and both classes send again at once: three datagrams each
+# arrive, and none is a horizon drop (before: 0 of 3 for an idle class).
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 8bit || fail "qdisc add 8bit"
-ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 10mbit || fail "class 1:10"
+for c in 10 20; do
+	ns_s tc class add dev "$DEV" parent 1: classid 1:$c carousel rate 10mbit || fail "class 1:$c"
+done
 txtime_send 6504 --gap-us 1000 --count 1 --size 1400 --lead-ms 0 --priority $((0x10010)) >/dev/null
 busywait 10000 sent_is 1 || fail "1:10's first datagram did not leave"
+txtime_send 6504 --gap-us 1000 --count 1 --size 1400 --lead-ms 0 --priority $((0x10020)) >/dev/null
+assert_eq "1:20's datagram held by the 8 bit/s ceiling" "$(qjq "$DEV" '.[0].wheel_packets')" 1
 ns_s tc qdisc change dev "$DEV" root carousel rate 100mbit || fail "qdisc change rate"
-txtime_recv 6505 3 30
-txtime_send 6505 --gap-us 1000 --count 3 --size 1400 --lead-ms 0 --priority $((0x10010)) >/dev/null
-r=$(txtime_wait 6505)
-assert_eq "1:10's datagrams after the ceiling was raised" "$(jq .received <<<"$r")" 3
+busywait 10000 sent_is 2 || fail "1:20's held datagram did not leave after the ceiling was raised"
+for c in 10 20; do
+	txtime_recv $((6500 + c)) 3 30
+	txtime_send $((6500 + c)) --gap-us 1000 --count 3 --size 1400 --lead-ms 0 \
+		--priority $((0x10000 + 0x$c)) >/dev/null
+	r=$(txtime_wait $((6500 + c)))
+	assert_eq "1:$c's datagrams after the ceiling was raised" "$(jq .received <<<"$r")" 3
+done
+assert_eq "horizon drops" "$(qjq "$DEV" '.[0].horizon_drops')" 0
+
+# The same through a class's own rate: 1:20 at 8 bit/s sends one datagram,
+# then its rate is corrected to 10 Mbit, and it sends again at once.
+ns_s tc class change dev "$DEV" parent 1: classid 1:20 carousel rate 8bit || fail "class change 8bit"
+txtime_send 6530 --gap-us 1000 --count 1 --size 1400 --lead-ms 0 --priority $((0x10020)) >/dev/null
+busywait 10000 sent_is 9 || fail "1:20's datagram at 8 bit/s did not leave"
+ns_s tc class change dev "$DEV" parent 1: classid 1:20 carousel rate 10mbit || fail "class change 10mbit"
+txtime_recv 6531 3 30
+txtime_send 6531 --gap-us 1000 --count 3 --size 1400 --lead-ms 0 --priority $((0x10020)) >/dev/null
+r=$(txtime_wait 6531)
+assert_eq "1:20's datagrams after its rate was corrected" "$(jq .received <<<"$r")" 3
 assert_eq "horizon drops" "$(qjq "$DEV" '.[0].horizon_drops')" 0

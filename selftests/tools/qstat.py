@@ -27,6 +27,7 @@ Python 3 stdlib only.
 """
 import argparse
 import json
+import math
 import os
 import socket
 import struct
@@ -155,7 +156,7 @@ def main():
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
     sock.bind((0, 0))
     if a.rates is not None:
-        if not a.rates > 0:
+        if not (a.rates > 0 and math.isfinite(a.rates)):
             ap.error("--rates needs T > 0")
         rates(sock, ifindex, a.rates)
         return

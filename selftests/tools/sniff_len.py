@@ -6,7 +6,8 @@ A packet socket on DEV sees each outgoing frame as the qdisc hands it to
 the driver: a GSO packet the qdisc did not split is one frame of up to
 64 KB there, a split one is MTU-sized segments.  For IPv4 TCP or UDP
 frames to PORT over SECONDS, prints one JSON object: frames, max_len,
-over_mtu (frames longer than --mtu + 14).
+over_mtu (frames longer than --mtu + 14), drops (frames the socket lost,
+PACKET_STATISTICS: a lost frame could have been a long one).
 
   sniff_len.py --dev DEV --port PORT --seconds S [--mtu 1500] [--ready FILE]
 Python 3 stdlib only.
@@ -20,6 +21,9 @@ import time
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
+SO_RCVBUFFORCE = 33
+SOL_PACKET = 263
+PACKET_STATISTICS = 6
 
 
 def main():
@@ -32,7 +36,7 @@ def main():
     a = ap.parse_args()
 
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 32 << 20)
     s.bind((a.dev, 0))
     if a.ready:
         open(a.ready, "w").close()
@@ -62,7 +66,10 @@ def main():
         frames += 1
         top = max(top, n)
         over += n > a.mtu + 14
-    print(json.dumps({"frames": frames, "max_len": top, "over_mtu": over}))
+    # struct tpacket_stats { unsigned int tp_packets, tp_drops; }
+    _, drops = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+    print(json.dumps({"frames": frames, "max_len": top, "over_mtu": over,
+                      "drops": drops}))
 
 
 if __name__ == "__main__":
