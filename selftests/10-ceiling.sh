@@ -10,9 +10,12 @@
 # while the shares set at enqueue lag behind a class that just became
 # active (once, 1:30 got 2.5% over its share and the total 1.9% over):
 # the root's wire rate over 6 s of the run, read in one process, must not
-# exceed the ceiling by more than 0.5% (a late watchdog's catch-up at a
-# window's edge is the only excess the clock allows: 0.5% of 6 s is 30 ms
-# of it, where the worst lateness seen here is 12 ms).  Unclassified
+# exceed what the ceiling's clock allows in a window W: C x (W + L) plus
+# one packet, where L is the watchdog's worst lateness, read from the
+# qdisc after the window (what fell due while the timer was late leaves
+# at once), plus the time each counter read takes.  A fixed +0.5% (30 ms
+# of 6 s) held while L stayed near 12 ms, and failed at +0.56% with the
+# host's other core busy.  Unclassified
 # packets are held to it too: a UDP flood at twice the ceiling through a
 # carousel with no class; and their GSO packets are split under it.  And
 # a change of the ceiling takes effect at once: packets held by an 8 bit/s
@@ -25,9 +28,24 @@
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
-T=10
+T=13
 
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 20mbit || fail "qdisc add"
+
+# under_ceiling NAME BPS RATES_JSON: BPS, measured over qstat's window W,
+# is at most the 20 Mbit ceiling's C x (W + L + U) + one 1514 B packet,
+# L the qdisc's worst watchdog lateness so far, U how uncertain the
+# window's ends are (half of each counter read).
+under_ceiling() {
+	local l w u
+	l=$(qjq "$DEV" '.[0].timer_latency_max_ns')
+	w=$(jq .seconds <<<"$3") u=$(jq .uncertain_seconds <<<"$3")
+	awk -v r="$2" -v w="$w" -v u="$u" -v l="$l" -v n="$1" 'BEGIN {
+		max = 20000000 * (w + l / 1e9 + u) / w + 1514 * 8 / w
+		printf "%s: %d bit/s over %.3f s, at most %d (worst lateness %.1f ms, reads %.2f ms)\n",
+			n, r, w, max, l / 1e6, u * 1e3
+		exit !(r <= max) }' >&2 || check_fail "$1 over what the 20 Mbit ceiling allows"
+}
 for c in 10:10 30:30; do
 	minor=${c%%:*} mbit=${c##*:}
 	ns_s tc class add dev "$DEV" parent 1: classid 1:$minor carousel rate ${mbit}mbit || fail "class"
@@ -38,6 +56,8 @@ IPERF_OMIT=2
 iperf_start 5410 "$T"
 iperf_start 5430 "$T"
 sleep 3
+# The 6 s window opens once python3 has started (seconds, on a busy
+# host): T leaves it 4 s of traffic to spare at the end.
 rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 6) || fail "qstat.py --rates"
 echo "# wire rates over $(jq .seconds <<<"$rates") s: $(jq -c .bps <<<"$rates")"
 echo "# effective rates: $(tc_json -n "$NS_S" -s class show dev "$DEV" | jq -c '[.[] | {handle, effective_rate: .stats.effective_rate}]')"
@@ -46,16 +66,17 @@ b10=$(iperf_bps 5410) b30=$(iperf_bps 5430)
 check_within "goodput 1:10 (share 5 of 20)" "$b10" "$(tcp_goodput_expected 5000000 1500)" 2
 check_within "goodput 1:30 (share 15 of 20)" "$b30" "$(tcp_goodput_expected 15000000 1500)" 2
 check_within "total under the ceiling" "$((b10 + b30))" "$(tcp_goodput_expected 20000000 1500)" 2
-# within 2% both ways, and one-sided, at most +0.5%
+# within 2% both ways, and one-sided, at most C x (W + L) + one packet
 check_within "wire rate, both classes" "$(jq '.bps["1:"]' <<<"$rates")" 20000000 2
-awk -v r="$(jq '.bps["1:"]' <<<"$rates")" 'BEGIN { exit !(r <= 20000000 * 1.005) }' ||
-	check_fail "wire rate over the 20 Mbit ceiling by more than 0.5%"
+under_ceiling "wire rate, both classes" "$(jq '.bps["1:"]' <<<"$rates")" "$rates"
 
 # Unclassified traffic: no class at all, a 20 Mbit ceiling, UDP offered at 40.
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 20mbit || fail "qdisc add, no class"
 IPERF_OMIT=1
-iperf_start 5440 6 -u -b 40M -l 1400
+# 10 s, so that the 3 s window, which opens seconds late on a busy host,
+# still ends inside the traffic (with 6 s it once ended 2 s past it).
+iperf_start 5440 10 -u -b 40M -l 1400
 sleep 2
 rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 3) || fail "qstat.py --rates"
 iperf_wait 5440
@@ -64,8 +85,7 @@ echo "# unclassified UDP at 40M: wire $u bit/s over $(jq .seconds <<<"$rates") s
 	"sender $(jq '.end.sum.bits_per_second | floor' "$(iperf_json 5440)") bit/s"
 assert_ge "unclassified packets" "$(qjq "$DEV" '.[0].unclassified')" 1000
 check_within "unclassified wire rate under the ceiling" "$u" 20000000 2
-awk -v r="$u" 'BEGIN { exit !(r <= 20000000 * 1.005) }' ||
-	check_fail "unclassified wire rate over the 20 Mbit ceiling by more than 0.5%"
+under_ceiling "unclassified wire rate" "$u" "$rates"
 
 # Unclassified TCP (TSO on): with no ceiling its GSO packets leave whole
 # (the control: the sniffer sees frames over the MTU); under a 10 Mbit

@@ -121,22 +121,25 @@ def parse(buf, off, end):
 
 
 def timed_bytes(sock, ifindex, seq):
-    """(clock, {handle: bytes}), the clock read on both sides of the dump."""
+    """(clock, dump's duration, {handle: bytes}), the clock read on both
+    sides of the dump and the midpoint taken."""
     t0 = time.monotonic()
     d = dump(sock, ifindex, seq)
     t1 = time.monotonic()
-    return (t0 + t1) / 2, {"%x:" % (h >> 16): r["bytes"] for h, _, r in d}
+    return (t0 + t1) / 2, t1 - t0, {"%x:" % (h >> 16): r["bytes"] for h, _, r in d}
 
 
 def rates(sock, ifindex, seconds):
-    t0, b0 = timed_bytes(sock, ifindex, 1)
+    t0, r0, b0 = timed_bytes(sock, ifindex, 1)
     time.sleep(seconds)
-    t1, b1 = timed_bytes(sock, ifindex, 2)
+    t1, r1, b1 = timed_bytes(sock, ifindex, 2)
     back = [h for h in b1 if h in b0 and b1[h] < b0[h]]
     if back:
         raise SystemExit(f"byte counter went back (qdisc replaced?): {back}")
     print(json.dumps({
         "seconds": round(t1 - t0, 4),
+        # the window's ends are each known to within half a dump
+        "uncertain_seconds": round((r0 + r1) / 2, 6),
         "bps": {h: int((b1[h] - b0[h]) * 8 / (t1 - t0))
                 for h in b1 if h in b0},
     }))
