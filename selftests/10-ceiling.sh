@@ -13,7 +13,8 @@
 # exceed what the ceiling's clock allows in a window W: C x (W + L) plus
 # one packet, where L is the watchdog's worst lateness, read from the
 # qdisc after the window (what fell due while the timer was late leaves
-# at once), plus the time each counter read takes.  A fixed +0.5% (30 ms
+# at once), plus half the time each counter read took (its timestamp is
+# the read's midpoint).  A fixed +0.5% (30 ms
 # of 6 s) held while L stayed near 12 ms, and failed at +0.56% with the
 # host's other core busy.  Unclassified
 # packets are held to it too: a UDP flood at twice the ceiling through a
@@ -57,8 +58,12 @@ iperf_start 5410 "$T"
 iperf_start 5430 "$T"
 sleep 3
 # The 6 s window opens once python3 has started (seconds, on a busy
-# host): T leaves it 4 s of traffic to spare at the end.
+# host): T leaves it about 6 s of traffic, less that start, to spare; the
+# clients must still be running when it closes.
 rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 6) || fail "qstat.py --rates"
+for p in 5410 5430; do
+	running "${_IPERF_CLIENT[$p]}" || fail "the rate window ran past the traffic"
+done
 echo "# wire rates over $(jq .seconds <<<"$rates") s: $(jq -c .bps <<<"$rates")"
 echo "# effective rates: $(tc_json -n "$NS_S" -s class show dev "$DEV" | jq -c '[.[] | {handle, effective_rate: .stats.effective_rate}]')"
 iperf_wait
@@ -66,7 +71,7 @@ b10=$(iperf_bps 5410) b30=$(iperf_bps 5430)
 check_within "goodput 1:10 (share 5 of 20)" "$b10" "$(tcp_goodput_expected 5000000 1500)" 2
 check_within "goodput 1:30 (share 15 of 20)" "$b30" "$(tcp_goodput_expected 15000000 1500)" 2
 check_within "total under the ceiling" "$((b10 + b30))" "$(tcp_goodput_expected 20000000 1500)" 2
-# within 2% both ways, and one-sided, at most C x (W + L) + one packet
+# within 2% both ways, and one-sided, at most C x (W + L + U) + one packet
 check_within "wire rate, both classes" "$(jq '.bps["1:"]' <<<"$rates")" 20000000 2
 under_ceiling "wire rate, both classes" "$(jq '.bps["1:"]' <<<"$rates")" "$rates"
 
@@ -79,6 +84,7 @@ IPERF_OMIT=1
 iperf_start 5440 10 -u -b 40M -l 1400
 sleep 2
 rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 3) || fail "qstat.py --rates"
+running "${_IPERF_CLIENT[5440]}" || fail "the rate window ran past the traffic"
 iperf_wait 5440
 u=$(jq '.bps["1:"]' <<<"$rates")
 echo "# unclassified UDP at 40M: wire $u bit/s over $(jq .seconds <<<"$rates") s;" \

@@ -52,6 +52,7 @@ pings() {
 	ns_s "${PING[@]}" -n -c $NPING -i $IVAL -W 2 "$CIP_R" |
 		sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' >"$ART/ctl-$1.txt" &
 	c=$!
+	trap 'kill $c 2>/dev/null' EXIT
 	ping_rtt $NPING $IVAL "$1"
 	wait $c
 	rtt_stats "$ART/ctl-$1.txt"

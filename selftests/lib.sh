@@ -404,6 +404,13 @@ iperf_start() {
 
 _listening() { ns_r ss -Htlnu "sport = :$1" | grep -q .; }
 
+# running PID: PID is alive (not gone, and not a zombie nobody waited for).
+running() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null)
+	[ -n "$st" ] && [ "${st:0:1}" != Z ]
+}
+
 # _iperf_server PORT: a one-off iperf3 server in NS_R, listening on return.
 _iperf_server() {
 	ip netns exec "$NS_R" iperf3 -s -1 -p "$1" >"$ART/iperf-server-$1.log" 2>&1 &
