@@ -41,6 +41,11 @@ ip -n "$NS_S" link set "$CTL_S" up || fail "control up"
 ip -n "$NS_R" link set "$CTL_R" up || fail "control up"
 busywait 5000 _link_up "$NS_S" "$CTL_S" >/dev/null || fail "$CTL_S not up"
 busywait 5000 _link_up "$NS_R" "$CTL_R" >/dev/null || fail "$CTL_R not up"
+# Permanent ARP entries, as quiet_link gives the main pair.
+ip -n "$NS_S" neigh replace "$CIP_R" dev "$CTL_S" nud permanent \
+	lladdr "$(ip -n "$NS_R" -br link show dev "$CTL_R" | awk '{print $3}')" || fail "control neigh"
+ip -n "$NS_R" neigh replace "$CIP_S" dev "$CTL_R" nud permanent \
+	lladdr "$(ip -n "$NS_S" -br link show dev "$CTL_S" | awk '{print $3}')" || fail "control neigh"
 ns_s tc qdisc add dev "$CTL_S" root handle 1: carousel default 20 || fail "control qdisc"
 ns_s tc class add dev "$CTL_S" parent 1: classid 1:20 carousel rate 100mbit || fail "control class"
 ns_s "${PING[@]}" -q -c 3 -i 0.2 -W 2 "$CIP_R" >/dev/null || fail "no ping on the control path"
@@ -71,7 +76,8 @@ for round in 1 2; do
 	bg ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --port 7000 --size $SIZE \
 		--seconds 9 --priority 0x10010
 	sender=$BG_PID
-	busywait 5000 a_backlogged >/dev/null || fail "class A is not backlogged"
+	# (the wait covers python3's start, seconds on a busy host)
+	busywait 30000 a_backlogged >/dev/null || fail "class A is not backlogged"
 	q0=$(a_qlen)
 	{ read -r n p50 p99 max; read -r cn _ cp99 _; } < <(pings "busy-$round")
 	q1=$(a_qlen)
