@@ -14,10 +14,9 @@
 # one packet, where L is the watchdog's worst lateness, read from the
 # qdisc after the window (what fell due while the timer was late leaves
 # at once), plus half the time each counter read took (its timestamp is
-# the read's midpoint).  A fixed +0.5% (30 ms
-# of 6 s) held while L stayed near 12 ms, and failed at +0.56% with the
-# host's other core busy.  Unclassified
-# packets are held to it too: a UDP flood at twice the ceiling through a
+# the read's midpoint).  A fixed +0.5% (30 ms of 6 s) held while L stayed
+# near 12 ms, and failed at +0.56% with the host's other core busy.
+# Unclassified packets are held to it too: a UDP flood at twice the ceiling through a
 # carousel with no class; and their GSO packets are split under it.  And
 # a change of the ceiling takes effect at once: packets held by an 8 bit/s
 # ceiling leave when it is raised, paced by the new one, and an idle class

@@ -33,19 +33,10 @@ ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 1mbit || fail 
 ns_s tc class add dev "$DEV" parent 1: classid 1:20 carousel rate 100mbit || fail "class B"
 ping_ok 3 || fail "no ping through class B"
 
-# The control path: a second pair between the same namespaces.
-ip -n "$NS_S" link add "$CTL_S" type veth peer name "$CTL_R" netns "$NS_R" || fail "control pair"
-ip -n "$NS_S" addr add "$CIP_S/24" dev "$CTL_S" || fail "control addr"
-ip -n "$NS_R" addr add "$CIP_R/24" dev "$CTL_R" || fail "control addr"
-ip -n "$NS_S" link set "$CTL_S" up || fail "control up"
-ip -n "$NS_R" link set "$CTL_R" up || fail "control up"
-busywait 5000 _link_up "$NS_S" "$CTL_S" >/dev/null || fail "$CTL_S not up"
-busywait 5000 _link_up "$NS_R" "$CTL_R" >/dev/null || fail "$CTL_R not up"
-# Permanent ARP entries, as quiet_link gives the main pair.
-ip -n "$NS_S" neigh replace "$CIP_R" dev "$CTL_S" nud permanent \
-	lladdr "$(ip -n "$NS_R" -br link show dev "$CTL_R" | awk '{print $3}')" || fail "control neigh"
-ip -n "$NS_R" neigh replace "$CIP_S" dev "$CTL_R" nud permanent \
-	lladdr "$(ip -n "$NS_S" -br link show dev "$CTL_S" | awk '{print $3}')" || fail "control neigh"
+# The control path: a second pair between the same namespaces, with the
+# permanent ARP entries quiet_link gives the main pair.
+veth_pair "$CTL_S" "$CIP_S" "$CTL_R" "$CIP_R"
+pair_neigh "$CTL_S" "$CIP_S" "$CTL_R" "$CIP_R"
 ns_s tc qdisc add dev "$CTL_S" root handle 1: carousel default 20 || fail "control qdisc"
 ns_s tc class add dev "$CTL_S" parent 1: classid 1:20 carousel rate 100mbit || fail "control class"
 ns_s "${PING[@]}" -q -c 3 -i 0.2 -W 2 "$CIP_R" >/dev/null || fail "no ping on the control path"

@@ -51,9 +51,9 @@ sleep $((IPERF_OMIT + 2))
 # python3 has started, which takes seconds on a busy host: the run lasts
 # long enough (T) for the window to end inside the traffic (with T = 8,
 # a late start put its end past it: -6.6% where iperf saw full rate),
-# and the client must still be running when it has.  Two tc calls left the read
-# somewhere inside each call, a few tenths of a second under emulation:
-# that alone once gave a child -9.2%.
+# and the client must still be running when it has.  Two tc calls left
+# the read somewhere inside each call, a few tenths of a second under
+# emulation: that alone once gave a child -9.2%.
 rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 4) || fail "qstat.py --rates"
 running "${_IPERF_CLIENT[5301]}" || fail "the rate window ran past the traffic"
 echo "# child rates over $(jq .seconds <<<"$rates") s: $(jq -c .bps <<<"$rates")"

@@ -272,23 +272,31 @@ setup_pair() {
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=$v6 \
 			net.ipv6.conf.default.disable_ipv6=$v6 || fail "sysctl ipv6 in $ns"
 	done
-	ip -n "$NS_S" link add "$DEV_S" numtxqueues "$txq" numrxqueues "$txq" type veth \
-		peer name "$DEV_R" netns "$NS_R" numtxqueues "$txq" numrxqueues "$txq" ||
-		fail "veth pair"
-	ip -n "$NS_S" link set "$DEV_S" mtu "$mtu" || fail "mtu $mtu"
-	ip -n "$NS_R" link set "$DEV_R" mtu "$mtu" || fail "mtu $mtu"
-	ip -n "$NS_S" addr add "$IP_S/24" dev "$DEV_S" || fail "addr"
-	ip -n "$NS_R" addr add "$IP_R/24" dev "$DEV_R" || fail "addr"
+	veth_pair "$DEV_S" "$IP_S" "$DEV_R" "$IP_R" "$txq" "$mtu" "$offload"
+}
+
+# veth_pair DEV_S IP_S DEV_R IP_R [TXQ MTU OFFLOAD]: a veth pair between
+# NS_S (DEV_S, IP_S/24) and NS_R (DEV_R, IP_R/24), TXQ (1) queues each
+# way, MTU (1500), TSO/GSO/GRO off unless OFFLOAD (1); up on return.
+veth_pair() {
+	local ds=$1 is=$2 dr=$3 ir=$4 txq=${5:-1} mtu=${6:-1500} offload=${7:-1}
+	ip -n "$NS_S" link add "$ds" numtxqueues "$txq" numrxqueues "$txq" type veth \
+		peer name "$dr" netns "$NS_R" numtxqueues "$txq" numrxqueues "$txq" ||
+		fail "veth pair $ds"
+	ip -n "$NS_S" link set "$ds" mtu "$mtu" || fail "mtu $mtu"
+	ip -n "$NS_R" link set "$dr" mtu "$mtu" || fail "mtu $mtu"
+	ip -n "$NS_S" addr add "$is/24" dev "$ds" || fail "addr $is"
+	ip -n "$NS_R" addr add "$ir/24" dev "$dr" || fail "addr $ir"
 	if [ "$offload" = 0 ]; then
-		ns_s ethtool -K "$DEV_S" tso off gso off gro off >/dev/null 2>&1 ||
-			fail "ethtool -K $DEV_S"
-		ns_r ethtool -K "$DEV_R" tso off gso off gro off >/dev/null 2>&1 ||
-			fail "ethtool -K $DEV_R"
+		ns_s ethtool -K "$ds" tso off gso off gro off >/dev/null 2>&1 ||
+			fail "ethtool -K $ds"
+		ns_r ethtool -K "$dr" tso off gso off gro off >/dev/null 2>&1 ||
+			fail "ethtool -K $dr"
 	fi
-	ip -n "$NS_S" link set "$DEV_S" up || fail "link up"
-	ip -n "$NS_R" link set "$DEV_R" up || fail "link up"
-	busywait 5000 _link_up "$NS_S" "$DEV_S" >/dev/null || fail "$DEV_S not up"
-	busywait 5000 _link_up "$NS_R" "$DEV_R" >/dev/null || fail "$DEV_R not up"
+	ip -n "$NS_S" link set "$ds" up || fail "link up $ds"
+	ip -n "$NS_R" link set "$dr" up || fail "link up $dr"
+	busywait 5000 _link_up "$NS_S" "$ds" >/dev/null || fail "$ds not up"
+	busywait 5000 _link_up "$NS_R" "$dr" >/dev/null || fail "$dr not up"
 }
 
 _link_up() {
@@ -309,19 +317,25 @@ fi
 # nobody listens on vanish quietly instead of making the sender's next
 # send() fail with ECONNREFUSED.
 quiet_link() {
-	local mac_s mac_r
 	ip netns exec "$NS_S" sysctl -qw "net.ipv6.conf.$DEV_S.disable_ipv6=1" >/dev/null
 	ip netns exec "$NS_R" sysctl -qw "net.ipv6.conf.$DEV_R.disable_ipv6=1" >/dev/null
-	mac_s=$(ip -n "$NS_S" -br link show dev "$DEV_S" | awk '{print $3}')
-	mac_r=$(ip -n "$NS_R" -br link show dev "$DEV_R" | awk '{print $3}')
-	[ -n "$mac_s" ] && [ -n "$mac_r" ] || fail "quiet_link: no MAC addresses"
-	ip -n "$NS_S" neigh replace "$IP_R" lladdr "$mac_r" dev "$DEV_S" nud permanent ||
-		fail "quiet_link: neigh $IP_R"
-	ip -n "$NS_R" neigh replace "$IP_S" lladdr "$mac_s" dev "$DEV_R" nud permanent ||
-		fail "quiet_link: neigh $IP_S"
+	pair_neigh "$DEV_S" "$IP_S" "$DEV_R" "$IP_R"
 	tc -n "$NS_R" qdisc add dev "$DEV_R" clsact || fail "quiet_link: clsact on $DEV_R"
 	tc -n "$NS_R" filter add dev "$DEV_R" egress protocol ip prio 1 \
 		flower ip_proto icmp type 3 action drop || fail "quiet_link: icmp filter"
+}
+
+# pair_neigh DEV_S IP_S DEV_R IP_R: permanent ARP entries both ways on a
+# veth pair (veth_pair's arguments), so no ARP is ever sent on it.
+pair_neigh() {
+	local mac_s mac_r
+	mac_s=$(ip -n "$NS_S" -br link show dev "$1" | awk '{print $3}')
+	mac_r=$(ip -n "$NS_R" -br link show dev "$3" | awk '{print $3}')
+	[ -n "$mac_s" ] && [ -n "$mac_r" ] || fail "pair_neigh: no MAC addresses on $1, $3"
+	ip -n "$NS_S" neigh replace "$4" lladdr "$mac_r" dev "$1" nud permanent ||
+		fail "pair_neigh: neigh $4"
+	ip -n "$NS_R" neigh replace "$2" lladdr "$mac_s" dev "$3" nud permanent ||
+		fail "pair_neigh: neigh $2"
 }
 
 # ping_ok [COUNT]: COUNT (3) pings from NS_S to IP_R, 200 ms apart, answered.

@@ -20,8 +20,9 @@ samples as *_all, the last drops, and with --series a CSV
 
 With --rates T: reads the byte counter (TCA_STATS_BASIC) of every qdisc
 on DEV twice, T seconds apart, each dump timed by the clock read next to
-it, and prints {"seconds": .., "bps": {"<handle>": bit/s, ...}} (handles
-as tc prints them, "10:").  A rate taken through two tc calls instead
+it, and prints {"seconds": .., "uncertain_seconds": .., "bps": {"<handle>":
+bit/s, ...}} (handles as tc prints them, "10:"; uncertain_seconds: how far
+the window's two ends may each be off, half of each dump's duration).  A rate taken through two tc calls instead
 carries the error of when, inside each call, the counter was read.
 Python 3 stdlib only.
 """
@@ -126,7 +127,8 @@ def timed_bytes(sock, ifindex, seq):
     t0 = time.monotonic()
     d = dump(sock, ifindex, seq)
     t1 = time.monotonic()
-    return (t0 + t1) / 2, t1 - t0, {"%x:" % (h >> 16): r["bytes"] for h, _, r in d}
+    return ((t0 + t1) / 2, t1 - t0,
+            {"%x:" % (h >> 16): r["bytes"] for h, _, r in d})
 
 
 def rates(sock, ifindex, seconds):
