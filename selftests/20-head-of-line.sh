@@ -17,8 +17,9 @@
 # with nothing else in it.  Both ping streams run at once.
 #   - B's p99 RTT with A backlogged <= 1.5x the control's p99 over the
 #     same time (the idle rounds are printed beside it, not asserted);
-#   - A really was backlogged all along (its class queue, sampled, never
-#     emptied) and held to its rate.
+#   - A really was backlogged all along: its class queue, sampled every
+#     0.5 s while the pings run, never empty (else B's pings could meet no
+#     backlog, and pass without measuring anything); and it lost nothing.
 # Idle and backlogged runs alternate twice; each p99 is over both rounds'
 # replies.
 source "$(dirname "$0")/lib.sh"
@@ -41,20 +42,26 @@ ns_s tc qdisc add dev "$CTL_S" root handle 1: carousel default 20 || fail "contr
 ns_s tc class add dev "$CTL_S" parent 1: classid 1:20 carousel rate 100mbit || fail "control class"
 ns_s "${PING[@]}" -q -c 3 -i 0.2 -W 2 "$CIP_R" >/dev/null || fail "no ping on the control path"
 
-# pings NAME: NPING pings to B and to the control at once; prints both
-# "replies p50 p99 max" lines, B's first.
+a_qlen() { class_json "$DEV" | jq -r '.[] | select(.handle == "1:10") | .stats.qlen'; }
+
+# pings NAME: NPING pings to B and to the control at once, while A's
+# queue is sampled into $ART/aq-NAME.txt; prints both "replies p50 p99
+# max" lines, B's first.
 pings() {
-	local c
+	local c s
 	ns_s "${PING[@]}" -n -c $NPING -i $IVAL -W 2 "$CIP_R" |
 		sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' >"$ART/ctl-$1.txt" &
 	c=$!
-	trap 'kill $c 2>/dev/null' EXIT
+	: >"$ART/aq-$1.txt"
+	while running "$c"; do a_qlen >>"$ART/aq-$1.txt"; sleep 0.5; done &
+	s=$!
+	trap 'kill $c $s 2>/dev/null' EXIT
 	ping_rtt $NPING $IVAL "$1"
 	wait $c
+	wait $s
 	rtt_stats "$ART/ctl-$1.txt"
 }
 
-a_qlen() { class_json "$DEV" | jq -r '.[] | select(.handle == "1:10") | .stats.qlen'; }
 a_backlogged() { [ "$(a_qlen)" -ge 20 ]; }
 a_empty() { [ "$(a_qlen)" = 0 ]; }
 
@@ -72,9 +79,12 @@ for round in 1 2; do
 	q0=$(a_qlen)
 	{ read -r n p50 p99 max; read -r cn _ cp99 _; } < <(pings "busy-$round")
 	q1=$(a_qlen)
-	echo "# round $round, A backlogged (A's queue $q0 then $q1 packets): $n replies, p50 ${p50}ms p99 ${p99}ms max ${max}ms; control p99 ${cp99}ms ($cn)"
+	aq=$(sort -n "$ART/aq-busy-$round.txt" | tr '\n' ' ')
+	echo "# round $round, A backlogged (A's queue $q0 before, $q1 after, sampled during: $aq): $n replies, p50 ${p50}ms p99 ${p99}ms max ${max}ms; control p99 ${cp99}ms ($cn)"
 	assert_ge "replies" "$n" $((NPING * 99 / 100))
 	assert_ge "control replies" "$cn" $((NPING * 99 / 100))
+	assert_ge "samples of A's queue during the pings" "$(wc -l <"$ART/aq-busy-$round.txt")" 2
+	assert_ge "A's queue, least sampled during the pings" "${aq%% *}" 1
 	assert_ge "A's queue after the pings" "$q1" 1
 	kill "$sender" 2>/dev/null
 	wait "$sender" 2>/dev/null

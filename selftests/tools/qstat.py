@@ -21,9 +21,10 @@ samples as *_all, the last drops, and with --series a CSV
 With --rates T: reads the byte counter (TCA_STATS_BASIC) of every qdisc
 on DEV twice, T seconds apart, each dump timed by the clock read next to
 it, and prints {"seconds": .., "uncertain_seconds": .., "bps": {"<handle>":
-bit/s, ...}} (handles as tc prints them, "10:"; uncertain_seconds: how far
-the window's two ends may each be off, half of each dump's duration).  A rate taken through two tc calls instead
-carries the error of when, inside each call, the counter was read.
+bit/s, ...}} (handles as tc prints them, "10:"; uncertain_seconds: how
+far the window's length may be off, the sum of half of each dump's
+duration).  A rate taken through two tc calls instead carries the error
+of when, inside each call, the counter was read.
 Python 3 stdlib only.
 """
 import argparse
