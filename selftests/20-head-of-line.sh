@@ -15,8 +15,14 @@
 # compared with a control measured at the same moments: pings over a
 # second veth pair, through a carousel of its own set up like B's but
 # with nothing else in it.  Both ping streams run at once.
-#   - B's p99 RTT with A backlogged <= 1.5x the control's p99 over the
-#     same time (the idle rounds are printed beside it, not asserted);
+#   - B's p99 RTT with A backlogged <= the control's p99 over the same
+#     time plus half of one A packet's time at A's rate (11.5 ms at 1 Mbit;
+#     the idle rounds are printed beside it, not asserted).  Blocked behind
+#     A's head, B would wait for up to that packet's whole time, so nearly
+#     every ping would add most of it (behind A's queue, seconds).  A ratio
+#     of the two p99s (each the 4th-worst of 400 pings) was too noisy to
+#     assert: it reached 1.72 once with A's queue never touching B, and
+#     1.42 between the two paths with A idle.
 #   - A really was backlogged all along: its class queue, sampled every
 #     0.5 s while the pings run, never empty (else B's pings could meet no
 #     backlog, and pass without measuring anything); and it lost nothing.
@@ -98,7 +104,10 @@ read -r ni _ pi _ < <(rtt_stats "$ART"/ping-idle-*.txt)
 read -r nb _ pb _ < <(rtt_stats "$ART"/ping-busy-*.txt)
 read -r nc _ pc _ < <(rtt_stats "$ART"/ctl-busy-*.txt)
 echo "# B p99 with A idle ${pi}ms ($ni replies); with A backlogged ${pb}ms ($nb)"
-awk -v c="$pc" -v b="$pb" -v nc="$nc" -v nb="$nb" 'BEGIN {
-	printf "B p99 with A backlogged %sms (%d replies) vs the control at the same time %sms (%d replies): ratio %.2f (want <= 1.5)\n",
-		b, nb, c, nc, b / c
-	exit !(b <= 1.5 * c) }' >&2 || check_fail "B delayed by A's backlog"
+# One of A's packets on the wire (Ethernet, IPv4 and UDP headers: 42
+# bytes), in ms at 1 Mbit.
+hol=$(awk -v s=$SIZE 'BEGIN { printf "%.3f", (s + 42) * 8 / 1000 }')
+awk -v c="$pc" -v b="$pb" -v nc="$nc" -v nb="$nb" -v h="$hol" 'BEGIN {
+	printf "B p99 with A backlogged %sms (%d replies) vs the control at the same time %sms (%d replies): %+.3fms, ratio %.2f (want <= +%.3fms, half of one A packet at 1 Mbit)\n",
+		b, nb, c, nc, b - c, b / c, h / 2
+	exit !(b <= c + h / 2) }' >&2 || check_fail "B delayed by A's backlog"
