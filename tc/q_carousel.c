@@ -20,6 +20,9 @@
  * friends, rta_getattr_*(), parse_rtattr_nested().
  */
 
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <linux/types.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -84,7 +88,6 @@ int get_u32(__u32 *val, const char *arg, int base);
 int get_rate64(__u64 *rate, const char *str);		/* -> bytes/s */
 int get_percent_rate64(__u64 *rate, const char *str, const char *dev);
 int get_size(unsigned int *size, const char *str);	/* -> bytes */
-int get_time64(__s64 *time, const char *str);		/* -> ns */
 
 /* Output (lib/json_print.c, lib/json_print_math.c, lib/utils.c). */
 bool is_json_context(void);
@@ -168,14 +171,31 @@ static int carousel_missing(const char *what)
 	return -1;
 }
 
+/*
+ * A number as the user wrote it: it starts with a digit or a point.  A
+ * sign, a space or anything else in front is refused, because the parsers
+ * below it would accept some of them (strtoul() wraps "-1"; strtod() skips
+ * spaces and takes "+5").
+ */
+static bool carousel_plain(const char *arg)
+{
+	return (*arg >= '0' && *arg <= '9') || *arg == '.';
+}
+
 /* RATE: a bit rate with tc's suffixes, or a percentage of the link speed. */
 static int carousel_get_rate(__u64 *rate, const char *arg, const char *dev)
 {
 	/* get_rate64() would wrap a negative rate into a huge one. */
-	if (*arg == '-')
+	if (!carousel_plain(arg))
 		return -1;
+	/* 1e-400 underflows to a 0 that was not written as one. */
+	errno = 0;
+	strtod(arg, NULL);
+	if (errno == ERANGE)
+		return -1;
+	/* A share that rounds to 0 would mean "no ceiling": refuse it. */
 	if (strchr(arg, '%'))
-		return dev ? get_percent_rate64(rate, arg, dev) : -1;
+		return !dev || get_percent_rate64(rate, arg, dev) || !*rate ? -1 : 0;
 	if (get_rate64(rate, arg))
 		return -1;
 	/*
@@ -191,32 +211,79 @@ static int carousel_get_rate(__u64 *rate, const char *arg, const char *dev)
 	return 0;
 }
 
+/* tc's time suffixes (get_time64() in tc/tc_util.c), in ns. */
+static const struct {
+	const char *name;
+	double ns;
+} carousel_time_units[] = {
+	{ "s", 1e9 }, { "sec", 1e9 }, { "secs", 1e9 },
+	{ "ms", 1e6 }, { "msec", 1e6 }, { "msecs", 1e6 },
+	{ "us", 1e3 }, { "usec", 1e3 }, { "usecs", 1e3 },
+	{ "ns", 1 }, { "nsec", 1 }, { "nsecs", 1 },
+};
+
 /*
  * TIME into a u32 of @unit_ns.  Without a suffix the number is in that
  * unit already (tc's fq does the same: timer_slack in ns, horizon in us).
- * Anything finer than the unit is rounded up, so a non-zero time never
- * becomes 0.  The kernel checks the range, but cannot see a negative time
- * or one truncated to 32 bits, so those are refused here.
+ * Anything finer than the unit is rounded up, never down, so "horizon 0.5"
+ * is 1 us and "granularity 1.5" is 2 ns: a non-zero time never becomes 0.
+ * A product that is a whole number but for the last bits of a double
+ * ("1.1ms") is that whole number.  The kernel checks the range, but cannot
+ * see a negative time or one truncated to 32 bits, so those are refused
+ * here.
  */
 static int carousel_get_time(__u32 *val, const char *arg, __s64 unit_ns)
 {
-	size_t len = strlen(arg);
-	__s64 ns;
+	double v, ns, whole;
+	char *end;
+	size_t i;
 
-	if (!len || get_time64(&ns, arg))
+	if (!carousel_plain(arg))
 		return -1;
-	if ((arg[len - 1] >= '0' && arg[len - 1] <= '9') || arg[len - 1] == '.') {
-		if (ns > (__s64)UINT32_MAX)
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end == arg || errno == ERANGE || !isfinite(v))
+		return -1;
+	if (!*end) {
+		ns = v * (double)unit_ns;
+	} else {
+		for (i = 0; i < sizeof(carousel_time_units) /
+			    sizeof(carousel_time_units[0]); i++)
+			if (!strcasecmp(end, carousel_time_units[i].name))
+				break;
+		if (i == sizeof(carousel_time_units) / sizeof(carousel_time_units[0]))
 			return -1;
-		ns *= unit_ns;
+		ns = v * carousel_time_units[i].ns;
 	}
-	if (ns < 0)
-		return -1;
-	ns = (ns + unit_ns - 1) / unit_ns;
-	if (ns > (__s64)UINT32_MAX)
+	/* A few ulps off a whole number is that number; more is rounded up. */
+	whole = nearbyint(ns);
+	ns = fabs(ns - whole) <= 4 * DBL_EPSILON * ns ? whole : ceil(ns);
+	ns = ceil(ns / (double)unit_ns);
+	if (ns < 0 || ns > (double)UINT32_MAX)
 		return -1;
 	*val = (__u32)ns;
 	return 0;
+}
+
+/* A count (limit, flow_limit, flow_budget): plain digits, 32 bits. */
+static int carousel_get_u32(__u32 *val, const char *arg, int base)
+{
+	if (base == 16 ? !isxdigit((unsigned char)*arg) :
+			 !carousel_plain(arg) || *arg == '.')
+		return -1;
+	return get_u32(val, arg, base);
+}
+
+/* "duplicate" and "conflicting" options, as tc's duparg() words them. */
+static int carousel_dup(const char *opt, const char *earlier)
+{
+	if (strcmp(opt, earlier))
+		fprintf(stderr, "carousel: \"%s\" conflicts with \"%s\" given before\n",
+			opt, earlier);
+	else
+		fprintf(stderr, "carousel: duplicate \"%s\": it is already given\n",
+			opt);
+	return -1;
 }
 
 static __u32 carousel_attr_u32(const struct rtattr *rta)
@@ -278,6 +345,7 @@ static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 	__u32 defcls = 0, granularity = 0, horizon = 0, limit = 0;
 	__u32 flow_limit = 0, timer_slack = 0, ce_threshold = 0;
 	__u32 budget = 0, budget_time = 0;
+	const char *horizon_how = NULL;
 	__u8 horizon_drop = 0;
 	struct rtattr *tail;
 	__u64 rate = 0;
@@ -291,7 +359,10 @@ static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 		}
 		if (strcmp(opt, "horizon_drop") == 0 ||
 		    strcmp(opt, "horizon_cap") == 0) {
+			if (set_horizon_drop)
+				return carousel_dup(opt, horizon_how);
 			horizon_drop = strcmp(opt, "horizon_drop") == 0;
+			horizon_how = opt;
 			set_horizon_drop = true;
 			continue;
 		}
@@ -308,42 +379,62 @@ static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 		argv++;
 
 		if (strcmp(opt, "rate") == 0) {
+			if (set_rate)
+				return carousel_dup(opt, opt);
 			if (carousel_get_rate(&rate, *argv, dev))
 				return carousel_illegal(opt);
 			set_rate = true;
 		} else if (strcmp(opt, "default") == 0) {
-			if (get_u32(&defcls, *argv, 16))
+			if (set_default)
+				return carousel_dup(opt, opt);
+			if (carousel_get_u32(&defcls, *argv, 16))
 				return carousel_illegal(opt);
 			set_default = true;
 		} else if (strcmp(opt, "granularity") == 0) {
+			if (set_granularity)
+				return carousel_dup(opt, opt);
 			if (carousel_get_time(&granularity, *argv, 1))
 				return carousel_illegal(opt);
 			set_granularity = true;
 		} else if (strcmp(opt, "horizon") == 0) {
+			if (set_horizon)
+				return carousel_dup(opt, opt);
 			if (carousel_get_time(&horizon, *argv, NSEC_PER_USEC))
 				return carousel_illegal(opt);
 			set_horizon = true;
 		} else if (strcmp(opt, "limit") == 0) {
-			if (get_u32(&limit, *argv, 0))
+			if (set_limit)
+				return carousel_dup(opt, opt);
+			if (carousel_get_u32(&limit, *argv, 0))
 				return carousel_illegal(opt);
 			set_limit = true;
 		} else if (strcmp(opt, "flow_limit") == 0) {
-			if (get_u32(&flow_limit, *argv, 0))
+			if (set_flow_limit)
+				return carousel_dup(opt, opt);
+			if (carousel_get_u32(&flow_limit, *argv, 0))
 				return carousel_illegal(opt);
 			set_flow_limit = true;
 		} else if (strcmp(opt, "flow_budget") == 0) {
-			if (get_u32(&budget, *argv, 0))
+			if (set_budget)
+				return carousel_dup(opt, opt);
+			if (carousel_get_u32(&budget, *argv, 0))
 				return carousel_illegal(opt);
 			set_budget = true;
 		} else if (strcmp(opt, "flow_budget_time") == 0) {
+			if (set_budget_time)
+				return carousel_dup(opt, opt);
 			if (carousel_get_time(&budget_time, *argv, 1))
 				return carousel_illegal(opt);
 			set_budget_time = true;
 		} else if (strcmp(opt, "ce_threshold") == 0) {
+			if (set_ce_threshold)
+				return carousel_dup(opt, opt);
 			if (carousel_get_time(&ce_threshold, *argv, 1))
 				return carousel_illegal(opt);
 			set_ce_threshold = true;
 		} else {
+			if (set_timer_slack)
+				return carousel_dup(opt, opt);
 			if (carousel_get_time(&timer_slack, *argv, 1))
 				return carousel_illegal(opt);
 			set_timer_slack = true;
@@ -575,12 +666,16 @@ static int carousel_parse_copt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 		argv++;
 
 		if (strcmp(opt, "rate") == 0) {
+			if (set_rate)
+				return carousel_dup(opt, opt);
 			if (carousel_get_rate(&rate, *argv, dev))
 				return carousel_illegal(opt);
 			set_rate = true;
 		} else {
+			if (set_burst)
+				return carousel_dup(opt, opt);
 			/* get_size() would wrap a negative size. */
-			if (**argv == '-' || get_size(&burst, *argv))
+			if (!carousel_plain(*argv) || get_size(&burst, *argv))
 				return carousel_illegal(opt);
 			set_burst = true;
 		}
