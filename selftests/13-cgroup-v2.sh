@@ -11,7 +11,7 @@
 #     class's rate (its new sockets do: a socket keeps the cgroup it was
 #     created in), each half within 3% (class byte counters).
 #  4. After `del' the cgroup falls back to the default class; after
-#     `detach' no program, map, pin or filter of ours is left.
+#     `detach' no program, map or filter of ours is left.
 source "$(dirname "$0")/lib.sh"
 require_carousel
 require_cgroup2
@@ -48,19 +48,8 @@ done
 assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
 
 # ---- 2. inheritance and the default class
-# udp_from CGDIR COUNT: COUNT 1000-byte datagrams from a sender in CGDIR;
-# prints "CLASSID DELTA_PACKETS" for each class.
-udp_from() {
-	local before
-	before=$(class_stat "$DEV" packets)
-	cg_run "$1" ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --port 7000 \
-		--size 1000 --count "$2" --rate 1000000
-	_wait_pid "$BG_PID" || fail "udpsend in $1"
-	sleep 0.5	# let the last ones leave the wheel
-	join <(echo "$before" | sort) <(class_stat "$DEV" packets | sort) |
-		awk '{ print $1, $3 - $2 }'
-}
-delta() { echo "$1" | awk -v c="$2" '$1 == c { print $2 }'; }
+udp_from() { cg_udp_from "$@"; }
+delta() { cg_delta "$@"; }
 N=100
 sub=$(cg_new tenant-5/sub/deeper)
 d=$(udp_from "$sub" "$N")
@@ -133,7 +122,6 @@ assert_eq "deleted mapping: packets in 1:10" "$(delta "$d" 1:10)" 0
 
 cg_tool detach "$DEV" || fail "detach"
 assert_eq "tc filters after detach" "$(ns_s tc filter show dev "$DEV" parent 1: | wc -l)" 0
-assert_eq "pins after detach" "$(find /sys/fs/bpf/carousel 2>/dev/null | grep -c "ns$(stat -L -c %i "/run/netns/$NS_S")")" 0
 assert_eq "our programs after detach" "$(bpftool prog show | grep -c carousel_cgroup)" 0
 # A map's last reference can go a moment after the program's (RCU).
 # shellcheck disable=SC2317 # called by busywait

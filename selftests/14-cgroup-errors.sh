@@ -3,10 +3,10 @@
 # timeout: 200
 #
 # carousel-cgroup's errors: a path that is not a cgroup (v2), a classid
-# with no such class, a device without a carousel root qdisc, no bpffs,
-# and commands out of order.  Each prints one line on stderr, nothing on
-# stdout, exits non-zero, and leaves the state (tc filters, pins, the map's
-# entries) as it was.
+# with no such class, a device without a carousel root qdisc, and commands
+# out of order.  Each prints one line on stderr, nothing on stdout, exits
+# non-zero, and leaves the state (tc filters, our maps and programs, the
+# map's entries) as it was.  27 has the errors that issue 20 found.
 source "$(dirname "$0")/lib.sh"
 require_carousel
 require_cgroup2
@@ -15,7 +15,7 @@ setup_pair
 # state: what an error must not change.
 state() {
 	ns_s tc filter show dev "$DEV" 2>&1
-	find /sys/fs/bpf/carousel 2>/dev/null | sort
+	cg_maps
 	cg_tool list "$DEV" 2>&1
 	bpftool prog show | grep -c carousel_cgroup
 }
@@ -51,11 +51,6 @@ must_fail "set before attach" cg_tool set "$DEV" "$cg" 1:10
 must_fail "list before attach" cg_tool list "$DEV"
 must_fail "del before attach" cg_tool del "$DEV" "$cg"
 must_fail "detach before attach" cg_tool detach "$DEV"
-# shellcheck disable=SC2016 # expanded by sh -c
-# No bpffs: in a mount namespace of its own, where it is unmounted.
-must_fail "no bpffs" unshare -m --propagation private sh -c \
-	'umount /sys/fs/bpf && exec nsenter --net="/run/netns/$1" "$2" attach "$3"' \
-	sh "$NS_S" "$CG_TOOL" "$DEV"
 
 cg_tool attach "$DEV" || fail "attach"
 defer cg_detach_quiet
@@ -69,11 +64,7 @@ must_fail "other qdisc's major" cg_tool set "$DEV" "$cg" 2:10
 must_fail "bad classid" cg_tool set "$DEV" "$cg" ten
 must_fail "del of an unmapped cgroup" cg_tool del "$DEV" "$CG_BASE"
 must_fail "del of a non-cgroup" cg_tool del "$DEV" "$TMPD"
-# shellcheck disable=SC2016
-must_fail "set: no bpffs" unshare -m --propagation private sh -c \
-	'umount /sys/fs/bpf && exec nsenter --net="/run/netns/$1" "$2" set "$3" "$4" 1:10' \
-	sh "$NS_S" "$CG_TOOL" "$DEV" "$cg"
-assert_eq "list after the errors" "$(cg_tool list "$DEV" | awk '{ print $1, $3, $4 }')" "$cg 1:10 10Mbit"
+assert_eq "list after the errors" "$(cg_tool list "$DEV" | grep -v '^#' | awk '{ print $1, $3, $4 }')" "$cg 1:10 10Mbit"
 # A class deleted under a mapping: list says so, and it still works.
 ns_s tc class add dev "$DEV" parent 1: classid 1:20 carousel rate 20mbit || fail "class 1:20"
 cg_tool set "$DEV" "$(cg_new tenant-b)" 1:20 || fail "set 1:20"

@@ -581,11 +581,12 @@ CG_ROOT=			# the cgroup v2 mount (require_cgroup2)
 CG_BASE=			# this test's cgroups go below it (cg_new)
 
 # cg_tool ARGS...: carousel-cgroup in NS_S's network namespace, and only
-# there: `ip netns exec` would also remount /sys and hide bpffs and cgroup2.
+# there (27 runs it under `ip netns exec` too, which remounts /sys).
 cg_tool() { nsenter --net="/run/netns/$NS_S" "$CG_TOOL" "$@"; }
 
 # require_cgroup2: fail unless carousel-cgroup is built; skip without a
-# cgroup v2 mount; mount bpffs at /sys/fs/bpf if it is not.  Sets CG_ROOT
+# cgroup v2 mount; mount bpffs at /sys/fs/bpf if it is not (the tool does
+# not use it; 27 plants things in it).  Sets CG_ROOT
 # and CG_BASE (CG_ROOT/carousel-TEST-PID, removed at cleanup with the
 # cgroups cg_new made in it).
 require_cgroup2() {
@@ -628,7 +629,7 @@ cg_new() {
 }
 
 # cg_detach_quiet: carousel-cgroup detach DEV, silently, if still attached
-# (for defer; the netns going away drops the filter but not the pin).
+# (for defer; the netns going away would drop the filter too).
 cg_detach_quiet() { cg_tool detach "$DEV" >/dev/null 2>&1 || true; }
 
 # cg_run CGDIR CMD...: run CMD (may start with ns_s / ns_r) in the cgroup
@@ -669,3 +670,23 @@ class_stat() {
 	tc_json -n "$NS_S" -s class show dev "$1" |
 		jq -r --arg f "$2" '.[] | "\(.handle) \(.stats[$f] // 0)"'
 }
+
+# cg_udp_from CGDIR COUNT: COUNT 1000-byte datagrams to IP_R:7000 from a
+# sender in CGDIR; prints "CLASSID DELTA_PACKETS" for each class of DEV.
+cg_udp_from() {
+	local before
+	before=$(class_stat "$DEV" packets)
+	cg_run "$1" ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --port 7000 \
+		--size 1000 --count "$2" --rate 1000000
+	_wait_pid "$BG_PID" || fail "udpsend in $1"
+	sleep 0.5	# let the last ones leave the wheel
+	join <(echo "$before" | sort) <(class_stat "$DEV" packets | sort) |
+		awk '{ print $1, $3 - $2 }'
+}
+
+# cg_delta DELTAS CLASSID: CLASSID's count in cg_udp_from's output.
+cg_delta() { echo "$1" | awk -v c="$2" '$1 == c { print $2 }'; }
+
+# cg_maps: how many maps named cgroup_class the kernel holds (ours, across
+# every attach in this boot).
+cg_maps() { bpftool -j map show | jq '[.[] | select(.name == "cgroup_class")] | length'; }
