@@ -367,6 +367,8 @@ int main(void)
 	struct tc_carousel_class_xstats c;
 	unsigned char big[sizeof(q) + 64];
 
+	/* The parsers' messages go to stderr: keep each TAP line whole. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
 	memset(&q, 0, sizeof(q));
 	q.wheel_packets = 7;
