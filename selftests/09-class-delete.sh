@@ -28,6 +28,11 @@ sender $((4 * WAIT_SCALE)) > "$TMPD/send1"
 pid=$BG_PID
 backlogged() { [ "$(class_qlen)" -ge 20 ]; }
 drained() { [ "$(qjq "$DEV" '.[0].qlen')" = 0 ]; }
+# The sender's clock starts at its first send, and python takes seconds to
+# get there on a loaded TCG host: wait for its first packet, then for the
+# backlog (20 packets take 80 ms at the 2 Mbit it is over the class).
+class_seen() { [ "$(tc_json -n "$NS_S" -s class show dev "$DEV" | jq '[.[] | select(.handle == "1:10") | .stats.packets + .stats.qlen] | add // 0')" -gt 0 ]; }
+busywait 30000 class_seen >/dev/null || fail "the sender never reached class 1:10"
 busywait 5000 backlogged >/dev/null || fail "class 1:10 never built a backlog"
 q=$(class_qlen)
 echo "# deleting 1:10 with $q packets queued"
@@ -46,6 +51,7 @@ assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
 # Again, and delete the qdisc while the dead class still holds packets.
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 1mbit || fail "class re-add"
 sender $((3 * WAIT_SCALE)) >/dev/null
+busywait 30000 class_seen >/dev/null || fail "the sender never reached class 1:10 the second time"
 busywait 5000 backlogged >/dev/null || fail "no backlog the second time"
 ns_s tc class del dev "$DEV" classid 1:10 || fail "class del 2"
 [ "$(qjq "$DEV" '.[0].qlen')" -gt 0 ] || fail "nothing left queued to test qdisc delete with"
