@@ -598,9 +598,18 @@ static void change_begin(void)
 	sigprocmask(SIG_BLOCK, &set, &change_old);
 }
 
-static void bump(const struct attached *a);
-static bool find_filter(int ifindex, __u32 major, struct attached *a,
-			bool need_maps);
+/* bump: tell the classifier's cache that the map changed. */
+static void bump(const struct attached *a)
+{
+	__u32 zero = 0;
+	__u64 gen = 0;
+
+	if (bpf_map_lookup_elem(a->gen_fd, &zero, &gen))
+		die("cannot read the cache generation: %s", strerror(errno));
+	gen++;
+	if (bpf_map_update_elem(a->gen_fd, &zero, &gen, BPF_ANY))
+		die("cannot bump the cache generation: %s", strerror(errno));
+}
 
 /*
  * change_end: bump the generation, then make sure the map that was
@@ -619,19 +628,6 @@ static void change_end(int ifindex, const struct attached *a)
 		die("%s's filter went away while this ran (qdisc replaced?): the change reached no classifier; attach and run it again",
 		    dev);
 	sigprocmask(SIG_SETMASK, &change_old, NULL);
-}
-
-/* bump: tell the classifier's cache that the map changed. */
-static void bump(const struct attached *a)
-{
-	__u32 zero = 0;
-	__u64 gen = 0;
-
-	if (bpf_map_lookup_elem(a->gen_fd, &zero, &gen))
-		die("cannot read the cache generation: %s", strerror(errno));
-	gen++;
-	if (bpf_map_update_elem(a->gen_fd, &zero, &gen, BPF_ANY))
-		die("cannot bump the cache generation: %s", strerror(errno));
 }
 
 /* ---- cgroups ------------------------------------------------------------ */
