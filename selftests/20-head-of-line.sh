@@ -61,7 +61,8 @@ pings() {
 	: >"$ART/aq-$1.txt"
 	while running "$c"; do a_qlen >>"$ART/aq-$1.txt"; sleep 0.5; done &
 	s=$!
-	trap 'kill $c $s 2>/dev/null' EXIT
+	# (expanded now: the locals are gone when the subshell exits)
+	trap "kill $c $s 2>/dev/null" EXIT
 	ping_rtt $NPING $IVAL "$1"
 	wait $c
 	wait $s
@@ -78,7 +79,7 @@ for round in 1 2; do
 	assert_ge "control replies" "$cn" $((NPING * 99 / 100))
 
 	bg ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --port 7000 --size $SIZE \
-		--seconds 9 --priority 0x10010
+		--seconds 60 --priority 0x10010
 	sender=$BG_PID
 	# (the wait covers python3's start, seconds on a busy host)
 	busywait 30000 a_backlogged >/dev/null || fail "class A is not backlogged"
