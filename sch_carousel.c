@@ -13,16 +13,20 @@
  * enqueue():
  *   - classify: skb->priority naming one of our classes, else the filters,
  *     else the default class, else none;
- *   - departure = max(skb->tstamp, class timestamp), where skb->tstamp is the
- *     EDT time set by TCP pacing, SO_TXTIME or BPF (0 = now), and the class
- *     timestamp follows a GCRA: start = max(next, now),
- *     departure >= start - burst/rate, next = start + len/rate.  With a
- *     qdisc rate (the device ceiling) and active classes whose rates add up
- *     to more than it, len/rate is stretched by (sum of active rates /
- *     ceiling), so each class gets a share proportional to its rate
- *     (the ceiling itself is enforced at dequeue, below);
- *   - beyond the horizon: drop or cap; limit and flow_limit: drop;
- *   - insert in the wheel: O(1);
+ *   - its own time: at = max(skb->tstamp, now), where skb->tstamp is the
+ *     EDT time set by TCP pacing, SO_TXTIME or BPF (0 = now); beyond the
+ *     horizon: drop or cap; limit and flow_limit: drop;
+ *   - a packet stamped for later (or behind such a packet of its flow) is
+ *     "pending": it goes into the wheel at its own time, and is charged to
+ *     its class only when that time comes, in dequeue;
+ *   - any other classified packet is charged now.  Charging gives the
+ *     departure from the class clock, a GCRA: start = max(next, now),
+ *     departure = max(at, start - burst/rate), next = start + len/rate.
+ *     With a qdisc rate (the device ceiling) and active classes whose
+ *     rates add up to more than it, len/rate is stretched by (sum of
+ *     active rates / ceiling), so each class gets a share proportional to
+ *     its rate (the ceiling itself is enforced at dequeue, below);
+ *   - insert in the wheel at the departure: O(1);
  *   - account it to its flow (a socket, or a flow hash, in its class): a
  *     flow over its budget (flow_budget packets and flow_budget_time of
  *     its share of the class) still queues, but the sender gets
@@ -33,6 +37,13 @@
  *   - take the earliest slot from the wheel (bitmap scans, O(1)); its head
  *     leaves if its time has come, else the qdisc watchdog is armed for it.
  *     No periodic timer: idle or not, the only wake-up is the next departure;
+ *   - a pending head whose time has come is charged to its class now; if
+ *     its class clock puts its departure later, it goes back into the
+ *     wheel at that departure.  So the class clock is only ever spent on
+ *     the present, in time order (Carousel's chain of timestampers): a
+ *     class sends at most burst + rate * W + one packet in any window W,
+ *     whatever its senders stamp, and a stamp far ahead holds up no other
+ *     flow of its class meanwhile;
  *   - with a ceiling, a due packet also waits for the ceiling's own clock,
  *     which advances by len/ceiling per packet that leaves: times set at
  *     enqueue with a share that has since shrunk cannot add up to more
@@ -91,15 +102,17 @@ struct carousel_class {
 	u64		packets;	/* sent, in segments */
 	u32		burst;		/* bytes */
 	u32		qlen;		/* packets in the wheel */
+	u32		pending;	/* of them, not yet charged to it */
 	u32		backlog;	/* bytes in the wheel */
 	u32		drops;
 	u32		filter_cnt;	/* filters bound to this class */
-	u32		flows;		/* its flows with packets in the wheel */
-	u16		minor;		/* classid is sch->handle:minor */
-	u8		dead;		/* deleted, freed when qlen drops to 0 */
-	u8		rerate;		/* rate changed while backlogged: clamp
+	u32		flows:25;	/* its flows with packets in the wheel */
+	u32		dead:1;		/* deleted, freed when qlen drops to 0 */
+	u32		rerate:1;	/* rate changed while backlogged: clamp
 					 * the clock when the queue empties
 					 */
+	u16		minor;		/* classid is sch->handle:minor */
+	u16		tx_rem;		/* carousel_tx_rem() of time_next */
 };
 
 /*
@@ -113,6 +126,7 @@ struct carousel_flow {
 	unsigned long		key;		/* socket, or hash << 1 | 1 */
 	struct carousel_class	*cl;		/* NULL: unclassified */
 	u32			qlen;		/* packets in the wheel */
+	u32			pending;	/* of them, not yet charged */
 	u32			backlog;	/* bytes in the wheel */
 };
 
@@ -137,7 +151,7 @@ struct carousel_sched_data {
 	u8			pacing_shift;	/* for TCP sockets, 0 = theirs */
 
 /* Read/write: */
-	u64			active_rate;	/* sum of rates of backlogged classes */
+	u64			active_rate;	/* sum of rates of active classes */
 	u64			ceil_next;	/* ns: the ceiling's next departure */
 	u64			ceil_rem;	/* of len * NSEC_PER_SEC / rate */
 	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
@@ -256,6 +270,7 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 	fl->key = key;
 	fl->cl = cl;
 	fl->qlen = 0;
+	fl->pending = 0;
 	fl->backlog = 0;
 	hlist_add_head(&fl->node, head);
 	q->nr_flows++;
@@ -285,18 +300,50 @@ static void carousel_flow_put(struct carousel_sched_data *q,
  */
 #define CAROUSEL_TX_MAX		BIT_ULL(53)
 
-/* Sum of the rates of the backlogged classes, counting cl as one. */
+/*
+ * A class is active while it holds a charged packet: one whose departure
+ * its clock has set.  Packets still waiting for their own EDT stamps do
+ * not count: a datagram stamped seconds ahead takes no share of the
+ * ceiling from the class's siblings meanwhile.
+ */
+static bool carousel_class_active(const struct carousel_class *cl)
+{
+	return cl->qlen > cl->pending;
+}
+
+/* Keep active_rate after cl's counts changed from was_active. */
+static void carousel_class_activity(struct carousel_sched_data *q,
+				    const struct carousel_class *cl,
+				    bool was_active)
+{
+	bool active = carousel_class_active(cl);
+
+	if (active == was_active || cl->dead)
+		return;
+	if (active)
+		q->active_rate += cl->rate;
+	else
+		q->active_rate -= cl->rate;
+}
+
+/* Sum of the rates of the active classes, counting cl as one. */
 static u64 carousel_active_rate(const struct carousel_sched_data *q,
 				const struct carousel_class *cl)
 {
-	return q->active_rate + (cl->qlen ? 0 : cl->rate);
+	return q->active_rate + (carousel_class_active(cl) ? 0 : cl->rate);
 }
 
+/* With rem, the remainder is carried (carousel_tx_rem()). */
 static u64 carousel_tx_ns(const struct carousel_sched_data *q,
-			  const struct carousel_class *cl, u32 len)
+			  const struct carousel_class *cl, u32 len, u16 *rem)
 {
-	u64 ns = div64_u64((u64)len * NSEC_PER_SEC, cl->rate);
 	u64 active = carousel_active_rate(q, cl);
+	u64 ns;
+
+	if (rem)
+		ns = carousel_tx_rem(len, cl->rate, rem);
+	else
+		ns = div64_u64((u64)len * NSEC_PER_SEC, cl->rate);
 
 	if (q->rate && active > q->rate) {
 		/* ratio > active / rate, so ns * ratio bounds the product */
@@ -364,6 +411,27 @@ static u64 carousel_credit(const struct carousel_class *cl)
 }
 
 /*
+ * The departure of a packet of len bytes whose own time is `at' (its EDT
+ * stamp, or its arrival), charged to class cl at `now' (>= at), and in
+ * *next and *rem the class clock after it.  The class spends [start,
+ * *next) on it, from start = max(clock, now); it may leave up to its
+ * burst credit before start, never before `at', never after start.
+ */
+static u64 carousel_departure(const struct carousel_sched_data *q,
+			      const struct carousel_class *cl, u32 len,
+			      u64 at, u64 now, u64 *next, u16 *rem)
+{
+	u64 start = max(cl->time_next, now);
+	u64 credit = carousel_credit(cl);
+
+	*rem = cl->tx_rem;
+	*next = start + carousel_tx_ns(q, cl, len, rem);
+	if (start > credit && start - credit > at)
+		return start - credit;
+	return at;
+}
+
+/*
  * After a rate change (the class's own, or the ceiling's), a class clock
  * may stand far ahead of now: under a mistyped rate 8bit one packet cost
  * its class 24 minutes, and every packet after it was a horizon drop.  An
@@ -379,7 +447,7 @@ static void carousel_clamp_clock(struct Qdisc *sch, struct carousel_class *cl,
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	u64 max = now + carousel_credit(cl) +
-		  carousel_tx_ns(q, cl, psched_mtu(qdisc_dev(sch)));
+		  carousel_tx_ns(q, cl, psched_mtu(qdisc_dev(sch)), NULL);
 
 	cl->rerate = 0;
 	if (cl->time_next > max)
@@ -419,7 +487,7 @@ static bool carousel_over_budget(struct Qdisc *sch,
 	if (!q->flow_budget ||
 	    fl->backlog <= (u64)q->flow_budget * psched_mtu(qdisc_dev(sch)))
 		return false;
-	return carousel_tx_ns(q, fl->cl, fl->backlog) >
+	return carousel_tx_ns(q, fl->cl, fl->backlog, NULL) >
 	       div_u64(q->flow_budget_time, fl->cl->flows);
 }
 
@@ -427,6 +495,11 @@ static bool carousel_over_budget(struct Qdisc *sch,
  * Enqueue one packet (or segment) of class cl (NULL: unclassified) and
  * flow key, with limits checked.  Returns NET_XMIT_SUCCESS, NET_XMIT_CN
  * (queued, but its flow is over budget) or NET_XMIT_DROP.
+ *
+ * A packet stamped for later, or behind a pending packet of its flow, is
+ * pending: it waits in the wheel at its own time and is charged to its
+ * class when that comes (carousel_settle()).  Any other packet of a class
+ * is charged now, which is the same thing, done at once.
  */
 static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 				struct carousel_class *cl, unsigned long key,
@@ -435,37 +508,30 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	u32 len = qdisc_pkt_len(skb);
-	u64 edt, depart, start = 0;
+	u64 at, depart, next = 0;
 	struct carousel_flow *fl;
+	u16 rem = 0;
+	bool pending, was_active;
 
 	if (unlikely(sch->q.qlen >= sch->limit))
 		return carousel_drop(skb, sch, cl, &q->stat_limit_drops,
 				     to_free);
 
 	/* Beyond the horizon an EDT stamp is dropped or capped, as in fq. */
-	edt = skb->tstamp;
-	if (unlikely(edt > now + q->horizon)) {
+	at = skb->tstamp;
+	if (unlikely(at > now + q->horizon)) {
 		if (q->horizon_drop)
 			return carousel_drop(skb, sch, cl,
 					     &q->stat_horizon_drops, to_free);
 		q->stat_horizon_caps++;
-		edt = now + q->horizon;
-		skb->tstamp = edt;
+		at = now + q->horizon;
+		skb->tstamp = at;
 	}
-	depart = edt;
-	if (cl) {
-		u64 credit = carousel_credit(cl);
-
-		start = max(cl->time_next, now);
-		if (start > credit && start - credit > depart)
-			depart = start - credit;
-		/* A class that has run a horizon ahead of now is overloaded:
-		 * capping would send at the arrival rate, so it drops.
-		 */
-		if (unlikely(depart > now + q->horizon))
-			return carousel_drop(skb, sch, cl,
-					     &q->stat_horizon_drops, to_free);
-	}
+	/* A time already past leaves now; kept as now, it also gives the
+	 * ceiling's clock (carousel_ceiling_admit()) no credit from before
+	 * the packet existed: an old EDT stamp is no licence to burst.
+	 */
+	at = max(at, now);
 
 	fl = carousel_flow_get(q, key, cl);
 	if (unlikely(!fl))
@@ -476,13 +542,23 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		return carousel_drop(skb, sch, cl, &q->stat_flow_limit_drops,
 				     to_free);
 
-	/* A time already past leaves now; kept as now, it also gives the
-	 * ceiling's clock (carousel_ceiling_admit()) no credit from before
-	 * the packet existed: an old EDT stamp is no licence to burst.
-	 */
-	depart = max(depart, now);
+	pending = cl && (at > now || fl->pending);
+	depart = at;
+	if (cl && !pending) {
+		depart = carousel_departure(q, cl, len, at, now, &next, &rem);
+		/* A class that has run a horizon ahead of now is overloaded:
+		 * capping would send at the arrival rate, so it drops.
+		 */
+		if (unlikely(depart > now + q->horizon)) {
+			carousel_flow_put(q, fl);
+			return carousel_drop(skb, sch, cl,
+					     &q->stat_horizon_drops, to_free);
+		}
+	}
+
 	cb->time_to_send = depart;
 	cb->fl = fl;
+	cb->pending = pending;
 	carousel_wheel_sync(q->wheel, now);
 	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart))) {
 		carousel_flow_put(q, fl);
@@ -491,11 +567,12 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	}
 
 	/* The delay we add, not the sender's own pacing, is congestion. */
-	if (q->ce_threshold && depart > max(edt, now) + q->ce_threshold &&
+	if (q->ce_threshold && depart > at + q->ce_threshold &&
 	    INET_ECN_set_ce(skb))
 		q->stat_ce_marks++;
 
 	fl->qlen++;
+	fl->pending += pending;
 	fl->backlog += len;
 	sch->q.qlen++;
 	qdisc_qstats_backlog_inc(sch, skb);
@@ -503,9 +580,14 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		q->stat_unclassified++;
 		return NET_XMIT_SUCCESS;
 	}
-	cl->time_next = start + carousel_tx_ns(q, cl, len);
-	if (!cl->qlen++)
-		q->active_rate += cl->rate;
+	if (!pending) {
+		cl->time_next = next;
+		cl->tx_rem = rem;
+	}
+	was_active = carousel_class_active(cl);
+	cl->qlen++;
+	cl->pending += pending;
+	carousel_class_activity(q, cl, was_active);
 	cl->backlog += len;
 	return carousel_over_budget(sch, fl) ? NET_XMIT_CN : NET_XMIT_SUCCESS;
 }
@@ -524,7 +606,7 @@ static bool carousel_split(const struct carousel_sched_data *q,
 			   const struct carousel_class *cl, u32 len)
 {
 	if (cl)
-		return carousel_tx_ns(q, cl, len) > CAROUSEL_SPLIT_NS;
+		return carousel_tx_ns(q, cl, len, NULL) > CAROUSEL_SPLIT_NS;
 	return q->rate &&
 	       div64_u64((u64)len * NSEC_PER_SEC, q->rate) > CAROUSEL_SPLIT_NS;
 }
@@ -616,12 +698,15 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
-	struct carousel_flow *fl = carousel_cb(skb)->fl;
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	struct carousel_flow *fl = cb->fl;
 	struct carousel_class *cl = fl->cl;
+	bool was_active;
 
 	sch->q.qlen--;
 	qdisc_qstats_backlog_dec(sch, skb);
 	fl->qlen--;
+	fl->pending -= cb->pending;
 	fl->backlog -= qdisc_pkt_len(skb);
 	carousel_flow_put(q, fl);
 	if (!cl)
@@ -634,14 +719,16 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 	} else {
 		cl->drops++;
 	}
-	if (--cl->qlen)
-		return;
+	was_active = carousel_class_active(cl);
+	cl->qlen--;
+	cl->pending -= cb->pending;
 	if (cl->dead) {
-		kfree(cl);
+		if (!cl->qlen)
+			kfree(cl);
 		return;
 	}
-	q->active_rate -= cl->rate;
-	if (unlikely(cl->rerate))
+	carousel_class_activity(q, cl, was_active);
+	if (!cl->qlen && unlikely(cl->rerate))
 		carousel_clamp_clock(sch, cl, ktime_get_ns());
 }
 
@@ -686,6 +773,64 @@ static void carousel_arm(struct carousel_sched_data *q, u64 expiry)
 	qdisc_watchdog_schedule_range_ns(&q->watchdog, expiry, q->timer_slack);
 }
 
+/* Drop skb, unlinked from the wheel, in dequeue. */
+static void carousel_drop_dequeued(struct Qdisc *sch, struct sk_buff *skb,
+				   u64 *stat)
+{
+	(*stat)++;
+	carousel_unlink(sch, skb, false);
+	qdisc_qstats_drop(sch);
+	qdisc_tree_reduce_backlog(sch, 1, qdisc_pkt_len(skb));
+	kfree_skb(skb);
+}
+
+/*
+ * A pending packet, the head of `slot', has reached its own time `at':
+ * charge it to its class now.  It leaves at once (returns true, still
+ * the head) if it may and no charged packet of its flow is still in the
+ * wheel; else it goes back in at its departure, behind those (returns
+ * false).  Charging in time order is Carousel's chain of timestampers:
+ * the class clock only ever spends time that is present, so no EDT stamp
+ * turns the class's past into a burst (docs/design.md, "The burst bound").
+ */
+static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
+			    struct sk_buff *skb, u64 now)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	struct carousel_flow *fl = cb->fl;
+	struct carousel_class *cl = fl->cl;
+	u64 at = cb->time_to_send, depart, next;
+	bool was_active;
+	u16 rem;
+
+	depart = carousel_departure(q, cl, qdisc_pkt_len(skb), at, now, &next,
+				    &rem);
+	if (unlikely(depart > now + q->horizon)) {
+		carousel_wheel_pop(q->wheel, slot);
+		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
+		return false;
+	}
+	cl->time_next = next;
+	cl->tx_rem = rem;
+	was_active = carousel_class_active(cl);
+	cb->pending = 0;
+	fl->pending--;
+	cl->pending--;
+	carousel_class_activity(q, cl, was_active);
+	cb->time_to_send = depart;
+	if (q->ce_threshold && depart > at + q->ce_threshold &&
+	    INET_ECN_set_ce(skb))
+		q->stat_ce_marks++;
+
+	if (depart <= now && fl->qlen - fl->pending == 1)
+		return true;
+	carousel_wheel_pop(q->wheel, slot);
+	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart)))
+		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
+	return false;
+}
+
 static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
@@ -712,28 +857,38 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 		q->timer_expiry = 0;
 	}
 
-	slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
-	if (slot) {
-		skb = slot->head;
-		if (carousel_skb_time(skb) <= now) {
-			if (!carousel_ceiling_admit(q, skb, now)) {
-				wake = q->ceil_next;
-				goto throttled;
-			}
-			carousel_wheel_pop(w, slot);
-			carousel_unlink(sch, skb, true);
-			qdisc_bstats_update(sch, skb);
-			if (!w->count)
+	/* Each turn sends, stops, or charges a pending packet (once each). */
+	for (;;) {
+		slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
+		if (!slot) {
+			if (!w->count) {	/* settle dropped the last */
 				q->timer_expiry = 0;
-			return skb;
+				return NULL;
+			}
+			if (WARN_ON_ONCE(wake == ~0ULL))
+				return NULL;
+			wake *= w->gran;
+			break;
 		}
-		wake = carousel_skb_time(skb);
-	} else {
-		if (WARN_ON_ONCE(wake == ~0ULL))
-			return NULL;
-		wake *= w->gran;
+		skb = slot->head;
+		if (carousel_skb_time(skb) > now) {
+			wake = carousel_skb_time(skb);
+			break;
+		}
+		if (carousel_cb(skb)->pending &&
+		    !carousel_settle(sch, slot, skb, now))
+			continue;
+		if (!carousel_ceiling_admit(q, skb, now)) {
+			wake = q->ceil_next;
+			break;
+		}
+		carousel_wheel_pop(w, slot);
+		carousel_unlink(sch, skb, true);
+		qdisc_bstats_update(sch, skb);
+		if (!w->count)
+			q->timer_expiry = 0;
+		return skb;
 	}
-throttled:
 	sch->qstats.overlimits++;
 	carousel_arm(q, wake);
 	return NULL;
@@ -803,6 +958,7 @@ static void carousel_reset(struct Qdisc *sch)
 	}
 	xa_for_each(&q->classes, minor, cl) {
 		cl->time_next = 0;
+		cl->tx_rem = 0;
 		cl->rerate = 0;
 	}
 	q->ceil_next = 0;
@@ -1234,9 +1390,11 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 			return -EINVAL;
 		}
 		sch_tree_lock(sch);
-		if (cl->qlen)
+		if (carousel_class_active(cl))
 			q->active_rate += rate - cl->rate;
 		rerate = rate != cl->rate;
+		if (rerate)
+			cl->tx_rem = 0;	/* a fraction of the old rate's ns */
 		cl->rate = rate;
 		cl->burst = burst;
 		if (rerate)
@@ -1302,7 +1460,8 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 	busy = cl->qlen;
 	if (busy) {
 		/* Its packets still leave; the last one frees it. */
-		q->active_rate -= cl->rate;
+		if (carousel_class_active(cl))
+			q->active_rate -= cl->rate;
 		cl->dead = 1;
 	}
 	sch_tree_unlock(sch);

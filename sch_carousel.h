@@ -109,11 +109,17 @@ struct tc_carousel_class_xstats {
 
 struct carousel_flow;
 
-/* Per-packet state, in the qdisc's 20 bytes of skb->cb. */
+/*
+ * Per-packet state, in the qdisc's 20 bytes of skb->cb (packed: 17 of
+ * them).  A pending packet waits in the wheel at its own time, its EDT
+ * stamp, and is charged to its class when that time comes; a charged
+ * packet's time is its departure.
+ */
 struct carousel_skb_cb {
 	u64			time_to_send;	/* ns, CLOCK_MONOTONIC */
 	struct carousel_flow	*fl;		/* its flow, which names its class */
-};
+	u8			pending;	/* not yet charged to its class */
+} __packed;
 
 static inline struct carousel_skb_cb *carousel_cb(struct sk_buff *skb)
 {
@@ -283,6 +289,28 @@ static inline bool carousel_wheel_insert(struct carousel_wheel *w,
 	carousel_wheel_place(w, skb, tick);
 	w->count++;
 	return true;
+}
+
+/*
+ * Class time of len bytes at rate bytes/s, in ns, with the remainder of
+ * the division carried in *rem from one packet to the next, so that a
+ * class clock drifts neither way at any rate and size: 64 B at 100 Gbit
+ * is 5.12 ns, not 5; 1000 B at 8.8 Tbit 0.909 ns, not 0.  The remainder
+ * (< rate < 2^41) is kept in 16 bits, scaled down by `shift': what the
+ * scaling drops is less than 2^shift / rate <= 2^-15 ns a packet.  A rate
+ * change must zero *rem (it is a fraction of the old rate).
+ */
+static inline u64 carousel_tx_rem(u32 len, u64 rate, u16 *rem)
+{
+	int shift = fls64(rate) - 16;
+	u64 ns, r;
+
+	if (shift < 0)
+		shift = 0;
+	ns = div64_u64_rem((u64)len * NSEC_PER_SEC + ((u64)*rem << shift),
+			   rate, &r);
+	*rem = r >> shift;
+	return ns;
 }
 
 /* First set bit of a level's map at or after `from', or -1. */

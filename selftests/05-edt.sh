@@ -43,10 +43,10 @@ assert_within "mean gap (ns)" "$(jq .mean_gap_ns <<<"$r")" $((GAP_US * 1000)) 1
 assert_ge "unclassified" "$(qjq "$DEV" '.[0].unclassified')" $N
 
 # Class slower than the stamps: wire frame = payload + 8 UDP + 20 IP + 14 Eth.
-# The class's clock runs from enqueue time (next = max(next, now) + len/rate),
-# so a txtime lead would be class budget spent before the first departure:
-# send with almost none, to measure the class's own spacing.  Stamps 1.2ms
-# apart, class spacing 2.3ms: the class wins.
+# A stamped datagram is charged to its class when its stamp comes due
+# (next = max(next, now) + len/rate from then), so the lead does not
+# matter; a short one keeps the run short.  Stamps 1.2ms apart, class
+# spacing 2.3ms: the class wins.
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 5mbit || fail "class add"
 N=2000
 txtime_recv 6001 $N 30

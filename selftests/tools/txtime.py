@@ -4,7 +4,8 @@
 
   txtime.py send --dst IP --port P --gap-us G --count N --size S [--lead-ms L]
                  [--below-zero error|clamp|wrap] [--stamp-send] [--sndbuf B]
-  txtime.py recv --port P --count N --timeout S [--latency]
+                 [--sockets K]
+  txtime.py recv --port P --count N --timeout S [--latency] [--window-ms W]
 
 send: a UDP socket with SO_TXTIME (clock CLOCK_MONOTONIC by default, flags
 0).  Packet i carries txtime = start + i*gap, with start = now + lead, and
@@ -20,7 +21,9 @@ complement of the negative value, as a sender with signed arithmetic would
 (wrap).  --stamp-send puts the sender's clock, read just before each
 sendmsg(), in the payload after (seq, txtime), for recv --latency.
 --sndbuf sets SO_SNDBUFFORCE (packets stay charged to the socket while they
-wait in the qdisc).
+wait in the qdisc).  --sockets K sends from K sockets (K flows), N
+datagrams each, taking turns: the j-th datagram of every socket carries
+txtime start + j*gap, and seq runs over all of them.
 
 recv: SO_TIMESTAMPNS receive timestamps (CLOCK_REALTIME, taken by the kernel
 on delivery), converted to the sender's clock with an offset measured by
@@ -33,7 +36,16 @@ sandwiching clock_gettime(REALTIME) between two clock_gettime(clock) calls
   first/last_rx_ns, first/last_txtime_ns (sender clock), reorders (arrivals
   with a lower seq than one seen before), clock_offset_ns, clock_offset_drift_ns;
   with --latency also min/mean/max_latency_ns (rx - the sender's clock at
-  sendmsg(), from --stamp-send payloads).
+  sendmsg(), from --stamp-send payloads); with --window-ms W, the most
+  datagrams and UDP payload bytes that arrived in any window [t, t + W)
+  starting at an arrival (window_packets, window_payload_bytes,
+  window_start_ns); with --schedule-rate R (bytes/s, each datagram
+  counted as its payload + --wire-overhead bytes), the schedule of a class
+  at R that starts at the earliest txtime: the k-th arrival may come no
+  earlier than that txtime + (wire bytes of the k before it) / R.
+  schedule_max_ahead_ns is the most any arrival came before its place in
+  that schedule (> 0: faster than R), schedule_max_behind_ns the most any
+  came after it (how late, at most, a packet left).
 
 Exit status: 0; recv exits 0 even when packets are missing (the caller
 judges); 2 on usage errors.  Python 3.11 stdlib only.
@@ -82,16 +94,19 @@ def cmd_send(args):
     hdr = HDR.size + (SENT.size if args.stamp_send else 0)
     if args.size < hdr:
         sys.exit(f"--size must be >= {hdr}")
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    # struct sock_txtime { __kernel_clockid_t clockid; __u32 flags; }
-    s.setsockopt(socket.SOL_SOCKET, SO_TXTIME, struct.pack("iI", clk, args.flags))
-    if args.priority is not None:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, args.priority)
-    if args.mark is not None:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, args.mark)
-    if args.sndbuf:
-        s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, args.sndbuf)
-    s.connect((args.dst, args.port))
+    socks = []
+    for _ in range(args.sockets):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        # struct sock_txtime { __kernel_clockid_t clockid; __u32 flags; }
+        s.setsockopt(socket.SOL_SOCKET, SO_TXTIME, struct.pack("iI", clk, args.flags))
+        if args.priority is not None:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, args.priority)
+        if args.mark is not None:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_MARK, args.mark)
+        if args.sndbuf:
+            s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, args.sndbuf)
+        s.connect((args.dst, args.port))
+        socks.append(s)
     pad = b"\0" * (args.size - hdr)
     gap = int(args.gap_us * 1000)
     t0 = now_ns(clk)
@@ -100,8 +115,9 @@ def cmd_send(args):
         if args.below_zero == "error":
             sys.exit(f"txtime {start} ns is before the clock's origin: see --below-zero")
     errors = 0
-    for i in range(args.count):
-        txtime = start + i * gap
+    for i in range(args.count * args.sockets):
+        s = socks[i % args.sockets]
+        txtime = start + i // args.sockets * gap
         if txtime < 1:
             txtime = 1 if args.below_zero == "clamp" else txtime & (2**64 - 1)
         parts = [HDR.pack(i, txtime)]
@@ -116,7 +132,7 @@ def cmd_send(args):
                 print(f"txtime.py send: seq {i}: {e}", file=sys.stderr)
     t1 = now_ns(clk)
     print(json.dumps({
-        "sent": args.count - errors,
+        "sent": args.count * args.sockets - errors,
         "errors": errors,
         "clock": args.clock,
         "start_ns": start,
@@ -138,7 +154,7 @@ def cmd_recv(args):
     off0 = realtime_offset(clk)
     cbuf = socket.CMSG_SPACE(16)
     deadline = time.monotonic() + args.timeout
-    rx = []  # (seq, txtime, rx_realtime_ns, sent_ns)
+    rx = []  # (seq, txtime, rx_realtime_ns, sent_ns, payload bytes)
     while len(rx) < args.count:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -161,7 +177,7 @@ def cmd_recv(args):
                 ts = sec * 1_000_000_000 + nsec
         if ts is None:
             ts = time.clock_gettime_ns(time.CLOCK_REALTIME)
-        rx.append((seq, txtime, ts, sent))
+        rx.append((seq, txtime, ts, sent, len(data)))
     off1 = realtime_offset(clk)
     off = (off0 + off1) // 2
 
@@ -173,7 +189,8 @@ def cmd_recv(args):
     arrivals = []
     txtimes = []
     lat = []
-    for seq, txtime, ts, sent in rx:
+    sizes = []
+    for seq, txtime, ts, sent, size in rx:
         if seq in seen:
             dups += 1
             continue
@@ -183,6 +200,7 @@ def cmd_recv(args):
         max_seq = max(max_seq, seq)
         t = ts + off
         arrivals.append(t)
+        sizes.append(size)
         txtimes.append(txtime)
         slack.append(t - txtime)
         if sent is not None:
@@ -202,6 +220,36 @@ def cmd_recv(args):
 
     def i(v):
         return None if v is None else int(round(v))
+
+    win = {}
+    if args.window_ms is not None:
+        w = int(args.window_ms * 1e6)
+        order = sorted(range(len(arrivals)), key=lambda k: arrivals[k])
+        t = [arrivals[k] for k in order]
+        b = [sizes[k] for k in order]
+        best = (0, 0, None)
+        end = 0
+        inside = 0
+        for a in range(len(t)):
+            while end < len(t) and t[end] < t[a] + w:
+                inside += b[end]
+                end += 1
+            if inside > best[1]:
+                best = (end - a, inside, t[a])
+            inside -= b[a]
+        win = {"window_packets": best[0], "window_payload_bytes": best[1],
+               "window_start_ns": best[2]}
+    if args.schedule_rate and arrivals:
+        order = sorted(range(len(arrivals)), key=lambda k: arrivals[k])
+        t0 = min(txtimes)
+        wire = 0
+        ahead = behind = None
+        for k in order:
+            due = t0 + wire * 1_000_000_000 // args.schedule_rate
+            ahead = max(due - arrivals[k], ahead if ahead is not None else due - arrivals[k])
+            behind = max(arrivals[k] - due, behind if behind is not None else arrivals[k] - due)
+            wire += sizes[k] + args.wire_overhead
+        win.update({"schedule_max_ahead_ns": ahead, "schedule_max_behind_ns": behind})
 
     print(json.dumps({
         "received": len(seen),
@@ -226,6 +274,7 @@ def cmd_recv(args):
         **({"min_latency_ns": min(lat) if lat else None,
             "mean_latency_ns": i(mean(lat)),
             "max_latency_ns": max(lat) if lat else None} if args.latency else {}),
+        **win,
     }))
 
 
@@ -252,6 +301,8 @@ def main():
     ps.add_argument("--stamp-send", action="store_true",
                     help="put the clock at sendmsg() in the payload (recv --latency)")
     ps.add_argument("--sndbuf", type=int, default=0, help="SO_SNDBUFFORCE bytes")
+    ps.add_argument("--sockets", type=int, default=1,
+                    help="send --count datagrams from each of this many sockets")
 
     pr = sub.add_parser("recv", help="receive, timestamp and summarise")
     pr.add_argument("--port", type=int, required=True)
@@ -262,6 +313,12 @@ def main():
                     help="the sender's --clock")
     pr.add_argument("--latency", action="store_true",
                     help="latency from --stamp-send payloads")
+    pr.add_argument("--window-ms", type=float,
+                    help="report the most that arrived in any window this long")
+    pr.add_argument("--schedule-rate", type=int,
+                    help="bytes/s: compare arrivals with a class at this rate")
+    pr.add_argument("--wire-overhead", type=int, default=42,
+                    help="bytes on the wire beyond the UDP payload (42)")
 
     args = p.parse_args()
     if args.cmd == "send":

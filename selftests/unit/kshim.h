@@ -52,6 +52,14 @@ static inline u64 div_u64(u64 dividend, u32 divisor)
 	return dividend / divisor;
 }
 
+#define NSEC_PER_SEC	1000000000ULL
+
+static inline u64 div64_u64_rem(u64 dividend, u64 divisor, u64 *remainder)
+{
+	*remainder = dividend % divisor;
+	return dividend / divisor;
+}
+
 /* 1-based index of the most significant set bit, 0 if none. */
 static inline int fls64(u64 x)
 {

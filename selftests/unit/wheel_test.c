@@ -1569,6 +1569,85 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Departure arithmetic: carousel_tx_rem()                             */
+
+struct txcase {
+	const char	*what;
+	u64		rate;		/* bytes/s */
+	u32		len;
+	u64		n;		/* packets */
+};
+
+static const struct txcase txcases[] = {
+	{ "64 B at 100 Gbit", 12500000000ULL, 64, 1000000 },
+	{ "1500 B at 8 bit/s", 1, 1500, 1000 },
+	{ "1000 B at 8.8 Tbit", 1ULL << 40, 1000, 1000000 },
+	{ "9000 B at 8.8 Tbit", 1ULL << 40, 9000, 1000000 },
+	{ "65535 B at 8.8 Tbit", 1ULL << 40, 65535, 100000 },
+	{ "1514 B at 10 Mbit", 1250000, 1514, 100000 },
+	{ "1 B at 3 B/s", 3, 1, 1000 },
+	{ "262144 B at 1 B/s", 1, 262144, 10 },
+	{ "1514 B at 2^40 - 1 B/s", (1ULL << 40) - 1, 1514, 100000 },
+};
+
+/* n packets of len through one class clock: the sum is the exact total,
+ * len * n * 1e9 / rate, to within what the remainder's scaling may drop
+ * (under 2^-15 ns a packet) plus the final truncation.
+ */
+static void t_tx_rem(const void *arg)
+{
+	const struct txcase *c = arg;
+	unsigned __int128 exact = (unsigned __int128)c->len * c->n * NSEC_PER_SEC / c->rate;
+	u64 sum = 0, prev = 0;
+	u16 rem = 0;
+
+	ctx("%s, %llu packets", c->what, c->n);
+	for (u64 i = 0; i < c->n; i++) {
+		u64 ns = carousel_tx_rem(c->len, c->rate, &rem);
+
+		sum += ns;
+		if (i && !CHECK(ns + 1 >= prev && ns <= prev + 1,
+				"packet %llu: %llu ns after %llu (steps differ by more than 1)",
+				i, ns, prev))
+			return;
+		prev = ns;
+	}
+	CHECK(sum <= exact && exact - sum <= 1 + c->n / 32768,
+	      "sum %llu ns, exact %llu ns", sum, (u64)exact);
+	diag("%s: %llu packets, %llu ns (exact %llu; truncating each packet: %llu), last %llu ns each",
+	     c->what, c->n, sum, (u64)exact,
+	     (u64)c->len * NSEC_PER_SEC / c->rate * c->n, prev);
+}
+
+/*
+ * A rate change with a backlog: the clock runs at the old rate, the
+ * remainder is zeroed at the change (as carousel_change_class() does),
+ * and the sum after it is exact at the new rate: the change costs less
+ * than 1 ns, and nothing of the old rate's remainder leaks into the new.
+ */
+static void t_tx_rem_rate_change(const void *arg)
+{
+	static const u64 rates[] = { 12500000000ULL, 1, 1ULL << 40, 1250000, 3 };
+	u64 sum = 0;
+	u16 rem = 0;
+
+	(void)arg;
+	for (u32 k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
+		u64 part = 0, n = rates[k] < 1000 ? 100 : 100000;
+		unsigned __int128 exact = (unsigned __int128)1514 * n * NSEC_PER_SEC / rates[k];
+
+		ctx("rate %llu B/s after a change", rates[k]);
+		rem = 0;
+		for (u64 i = 0; i < n; i++)
+			part += carousel_tx_rem(1514, rates[k], &rem);
+		CHECK(part <= exact && exact - part <= 1 + n / 32768,
+		      "%llu ns, exact %llu ns", part, (u64)exact);
+		sum += part;
+	}
+	diag("5 rates in turn: %llu ns in all", sum);
+}
+
+/* ------------------------------------------------------------------ */
 
 struct test {
 	char name[64];
@@ -1672,6 +1751,9 @@ int main(int argc, char **argv)
 	add(t_pop_first, NULL, "pop_first_drains_in_tick_order");
 	add(t_cascade_boundaries, NULL, "cascade_across_level_boundaries");
 	add(t_one_level_ring, NULL, "one_level_wheel_ring_wrap");
+	for (u32 i = 0; i < sizeof(txcases) / sizeof(txcases[0]); i++)
+		add(t_tx_rem, &txcases[i], "tx_rem_exact_%u", i);
+	add(t_tx_rem_rate_change, NULL, "tx_rem_rate_change_mid_backlog");
 	for (u32 i = 0; i < N_MATRIX; i++) {
 		struct simcase *sc = &simcases[nsc++];
 		char h[32];
