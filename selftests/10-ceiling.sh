@@ -28,7 +28,7 @@
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
-T=13
+T=18
 
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 20mbit || fail "qdisc add"
 
@@ -57,8 +57,9 @@ iperf_start 5410 "$T"
 iperf_start 5430 "$T"
 sleep 3
 # The 6 s window opens once python3 has started (seconds, on a busy
-# host): T leaves it about 6 s of traffic, less that start, to spare; the
-# clients must still be running when it closes.
+# host): T leaves it about 9 s of traffic, less that start, to spare; the
+# clients must still be running when it closes.  (With 13 s, a start of
+# over 4 s once ran the window past the traffic.)
 rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 6) || fail "qstat.py --rates"
 for p in 5410 5430; do
 	running "${_IPERF_CLIENT[$p]}" || fail "the rate window ran past the traffic"
@@ -78,9 +79,9 @@ under_ceiling "wire rate, both classes" "$(jq '.bps["1:"]' <<<"$rates")" "$rates
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 20mbit || fail "qdisc add, no class"
 IPERF_OMIT=1
-# 10 s, so that the 3 s window, which opens seconds late on a busy host,
+# 14 s, so that the 3 s window, which opens seconds late on a busy host,
 # still ends inside the traffic (with 6 s it once ended 2 s past it).
-iperf_start 5440 10 -u -b 40M -l 1400
+iperf_start 5440 14 -u -b 40M -l 1400
 sleep 2
 rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 3) || fail "qstat.py --rates"
 running "${_IPERF_CLIENT[5440]}" || fail "the rate window ran past the traffic"
