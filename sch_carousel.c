@@ -76,6 +76,8 @@
 #include <linux/xarray.h>
 #include <linux/bitops.h>
 #include <linux/log2.h>
+#include <linux/hashtable.h>
+#include <linux/timekeeping.h>
 #include <net/netlink.h>
 #include <net/pkt_sched.h>
 #include <net/pkt_cls.h>
@@ -108,8 +110,8 @@ struct carousel_class {
 	u32		filter_cnt;	/* filters bound to this class */
 	u32		flows:25;	/* its flows with packets in the wheel */
 	u32		dead:1;		/* deleted, freed when qlen drops to 0 */
-	u32		rerate:1;	/* rate changed while backlogged: clamp
-					 * the clock when the queue empties
+	u32		rerate:1;	/* rate changed while active: clamp the
+					 * clock when no charged packet is left
 					 */
 	u16		minor;		/* classid is sch->handle:minor */
 	u16		tx_rem;		/* carousel_tx_rem() of time_next */
@@ -128,6 +130,7 @@ struct carousel_flow {
 	u32			qlen;		/* packets in the wheel */
 	u32			pending;	/* of them, not yet charged */
 	u32			backlog;	/* bytes in the wheel */
+	u64			tail;		/* departure of its last charged */
 };
 
 static struct kmem_cache *carousel_flow_cachep __read_mostly;
@@ -233,6 +236,46 @@ out:
 }
 
 /*
+ * skb->tstamp, the EDT stamp, on CLOCK_MONOTONIC (0: none).  A stamp on
+ * TAI or REALTIME is moved to it: an SO_TXTIME socket set to that clock,
+ * or (6.11+) a packet marked so, from a container through a veth.  Read
+ * as monotonic, a TAI stamp lies decades ahead and is dropped at the
+ * horizon.  The skb's own mark comes first; without one, an SO_TXTIME
+ * socket's clock; anything else is monotonic, as fq reads it.  A stamp
+ * that falls before boot is due now.
+ */
+static u64 carousel_edt(const struct sk_buff *skb)
+{
+	int clock = carousel_tstamp_clock(skb);
+	enum tk_offsets offs;
+	u64 t = skb->tstamp;
+	s64 mono;
+
+	if (!t)
+		return 0;
+	if (clock < 0) {
+		const struct sock *sk = skb->sk;
+
+		clock = CLOCK_MONOTONIC;
+		if (sk && sk_fullsock(sk) && sock_flag(sk, SOCK_TXTIME))
+			clock = READ_ONCE(sk->sk_clockid);
+	}
+	switch (clock) {
+	case CLOCK_TAI:
+		offs = TK_OFFS_TAI;
+		break;
+	case CLOCK_REALTIME:
+		offs = TK_OFFS_REAL;
+		break;
+	default:
+		return t;
+	}
+	/* (the offset is negative on a box whose wall clock is unset) */
+	mono = (s64)t - ktime_mono_to_any(0, offs);
+	return mono > 0 ? mono : 1;
+}
+
+/*
  * The flow key of a packet: its socket, else its flow hash, tagged in bit
  * 0 (never set in a socket pointer).  The socket is only compared, never
  * dereferenced; packets charged to it keep it alive while they wait.
@@ -272,6 +315,7 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 	fl->qlen = 0;
 	fl->pending = 0;
 	fl->backlog = 0;
+	fl->tail = 0;
 	hlist_add_head(&fl->node, head);
 	q->nr_flows++;
 	if (cl)
@@ -411,17 +455,27 @@ static u64 carousel_credit(const struct carousel_class *cl)
 }
 
 /*
+ * How far back a pending packet charged late (a late watchdog) may start
+ * its class clock: up to this much of what fell due meanwhile leaves at
+ * once, at most 4 ms of the class's rate; lateness beyond it is time the
+ * class loses, not a burst.
+ */
+#define CAROUSEL_CATCHUP_NS	(4 * NSEC_PER_MSEC)
+
+/*
  * The departure of a packet of len bytes whose own time is `at' (its EDT
  * stamp, or its arrival), charged to class cl at `now' (>= at), and in
  * *next and *rem the class clock after it.  The class spends [start,
- * *next) on it, from start = max(clock, now); it may leave up to its
- * burst credit before start, never before `at', never after start.
+ * *next) on it, from start = max(clock, at, now - catch-up); it may leave
+ * up to its burst credit before start, never before `at', never after
+ * start.
  */
 static u64 carousel_departure(const struct carousel_sched_data *q,
 			      const struct carousel_class *cl, u32 len,
 			      u64 at, u64 now, u64 *next, u16 *rem)
 {
-	u64 start = max(cl->time_next, now);
+	u64 start = max3(cl->time_next, at,
+			 now > CAROUSEL_CATCHUP_NS ? now - CAROUSEL_CATCHUP_NS : 0);
 	u64 credit = carousel_credit(cl);
 
 	*rem = cl->tx_rem;
@@ -435,12 +489,12 @@ static u64 carousel_departure(const struct carousel_sched_data *q,
  * After a rate change (the class's own, or the ceiling's), a class clock
  * may stand far ahead of now: under a mistyped rate 8bit one packet cost
  * its class 24 minutes, and every packet after it was a horizon drop.  An
- * idle class's clock is clamped to what the new rate allows a class that
- * has just sent: its burst credit and one MTU-sized packet ahead of now.
- * Normal debt stays (a change is no fresh burst); only the excess goes.
- * A backlogged class keeps its clock while its packets, which keep their
- * times, are queued (or new ones would overtake them), and is clamped
- * when its queue empties.
+ * inactive class's clock (no charged packet queued) is clamped to what
+ * the new rate allows a class that has just sent: its burst credit and
+ * one MTU-sized packet ahead of now.  Normal debt stays (a change is no
+ * fresh burst); only the excess goes.  An active class keeps its clock
+ * while its charged packets, which keep their times, are queued (or new
+ * ones would overtake them), and is clamped when the last has left.
  */
 static void carousel_clamp_clock(struct Qdisc *sch, struct carousel_class *cl,
 				 u64 now)
@@ -457,7 +511,8 @@ static void carousel_clamp_clock(struct Qdisc *sch, struct carousel_class *cl,
 static void carousel_rerate(struct Qdisc *sch, struct carousel_class *cl,
 			    u64 now)
 {
-	if (cl->qlen)
+	/* Pending packets have no departure yet: they cannot be overtaken. */
+	if (carousel_class_active(cl))
 		cl->rerate = 1;
 	else
 		carousel_clamp_clock(sch, cl, now);
@@ -518,14 +573,15 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 				     to_free);
 
 	/* Beyond the horizon an EDT stamp is dropped or capped, as in fq. */
-	at = skb->tstamp;
+	at = carousel_edt(skb);
 	if (unlikely(at > now + q->horizon)) {
 		if (q->horizon_drop)
 			return carousel_drop(skb, sch, cl,
 					     &q->stat_horizon_drops, to_free);
 		q->stat_horizon_caps++;
+		if (at == skb->tstamp)	/* on our clock: say so downstream */
+			skb->tstamp = now + q->horizon;
 		at = now + q->horizon;
-		skb->tstamp = at;
 	}
 	/* A time already past leaves now; kept as now, it also gives the
 	 * ceiling's clock (carousel_ceiling_admit()) no credit from before
@@ -543,9 +599,25 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 				     to_free);
 
 	pending = cl && (at > now || fl->pending);
+	/* What a class holds waiting for its stamps is bounded as its clock
+	 * is: no more than a horizon (and its burst) of its rate, or one
+	 * class could fill the qdisc's limit for a horizon.
+	 */
+	if (pending &&
+	    unlikely(carousel_tx_ns(q, cl, min_t(u64, (u64)cl->backlog + len,
+					     U32_MAX), NULL) >
+		     q->horizon + carousel_credit(cl))) {
+		carousel_flow_put(q, fl);
+		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
+				     to_free);
+	}
 	depart = at;
 	if (cl && !pending) {
 		depart = carousel_departure(q, cl, len, at, now, &next, &rem);
+		/* A burst credit grown by a class change must not let it
+		 * overtake its flow's queued packets.
+		 */
+		depart = max(depart, fl->tail);
 		/* A class that has run a horizon ahead of now is overloaded:
 		 * capping would send at the arrival rate, so it drops.
 		 */
@@ -583,6 +655,7 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	if (!pending) {
 		cl->time_next = next;
 		cl->tx_rem = rem;
+		fl->tail = depart;
 	}
 	was_active = carousel_class_active(cl);
 	cl->qlen++;
@@ -728,7 +801,7 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 		return;
 	}
 	carousel_class_activity(q, cl, was_active);
-	if (!cl->qlen && unlikely(cl->rerate))
+	if (unlikely(cl->rerate) && !carousel_class_active(cl))
 		carousel_clamp_clock(sch, cl, ktime_get_ns());
 }
 
@@ -773,6 +846,8 @@ static void carousel_arm(struct carousel_sched_data *q, u64 expiry)
 	qdisc_watchdog_schedule_range_ns(&q->watchdog, expiry, q->timer_slack);
 }
 
+#define CAROUSEL_SETTLE_MAX	64	/* pending packets charged per dequeue */
+
 /* Drop skb, unlinked from the wheel, in dequeue. */
 static void carousel_drop_dequeued(struct Qdisc *sch, struct sk_buff *skb,
 				   u64 *stat)
@@ -781,7 +856,7 @@ static void carousel_drop_dequeued(struct Qdisc *sch, struct sk_buff *skb,
 	carousel_unlink(sch, skb, false);
 	qdisc_qstats_drop(sch);
 	qdisc_tree_reduce_backlog(sch, 1, qdisc_pkt_len(skb));
-	kfree_skb(skb);
+	kfree_skb_reason(skb, SKB_DROP_REASON_QDISC_DROP);
 }
 
 /*
@@ -800,12 +875,14 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	struct carousel_flow *fl = cb->fl;
 	struct carousel_class *cl = fl->cl;
-	u64 at = cb->time_to_send, depart, next;
+	u64 at = cb->time_to_send, depart, next, old_next = cl->time_next;
+	u64 old_tail = fl->tail;
+	u16 rem, old_rem = cl->tx_rem;
 	bool was_active;
-	u16 rem;
 
 	depart = carousel_departure(q, cl, qdisc_pkt_len(skb), at, now, &next,
 				    &rem);
+	depart = max(depart, fl->tail);
 	if (unlikely(depart > now + q->horizon)) {
 		carousel_wheel_pop(q->wheel, slot);
 		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
@@ -813,6 +890,7 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	}
 	cl->time_next = next;
 	cl->tx_rem = rem;
+	fl->tail = depart;
 	was_active = carousel_class_active(cl);
 	cb->pending = 0;
 	fl->pending--;
@@ -826,8 +904,13 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	if (depart <= now && fl->qlen - fl->pending == 1)
 		return true;
 	carousel_wheel_pop(q->wheel, slot);
-	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart)))
+	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart))) {
+		/* (a cursor lagging by a horizon): the class gets its time back */
+		cl->time_next = old_next;
+		cl->tx_rem = old_rem;
+		fl->tail = old_tail;
 		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
+	}
 	return false;
 }
 
@@ -836,6 +919,7 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_wheel *w = q->wheel;
 	struct carousel_slot *slot;
+	unsigned int settled;
 	struct sk_buff *skb;
 	u64 now, wake;
 
@@ -857,8 +941,18 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 		q->timer_expiry = 0;
 	}
 
-	/* Each turn sends, stops, or charges a pending packet (once each). */
-	for (;;) {
+	/*
+	 * Each turn sends, stops, or charges a pending packet (once each).
+	 * Charges are capped per call, as a qdisc run is by dev_tx_weight:
+	 * many packets stamped for one instant are charged over several
+	 * calls, the qdisc rescheduled in between.
+	 */
+	for (settled = 0;; settled++) {
+		if (unlikely(settled >= CAROUSEL_SETTLE_MAX)) {
+			/* as __qdisc_run() does when its quota is spent */
+			__netif_schedule(qdisc_root(sch));
+			return NULL;
+		}
 		slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
 		if (!slot) {
 			if (!w->count) {	/* settle dropped the last */
@@ -1207,14 +1301,74 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	return 0;
 }
 
+/*
+ * The qdisc with handle major, if it exists yet: the root, or one in the
+ * device's hash (under RTNL).  Major 0, and the builtin noop root a
+ * device starts with, are a root still being built: mq making its
+ * default children, as net.core.default_qdisc does.
+ */
+static struct Qdisc *carousel_qdisc_find(struct net_device *dev, u32 major)
+{
+	struct Qdisc *root = rtnl_dereference(dev->qdisc), *p;
+
+	if (!major)
+		return NULL;
+	if (root && !(root->flags & TCQ_F_BUILTIN) && root->handle == major)
+		return root;
+	hash_for_each_possible(dev->qdisc_hash, p, hash, major) {
+		if (p->handle == major)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * Parents that dequeue or peek a child only when they decide to send,
+ * and take NULL for "empty": a qdisc that holds packets for later makes
+ * htb warn, drr, qfq and ets stall the sibling classes, and hfsc read a
+ * length of 0.  Refused anywhere above us, with an extack message, as
+ * taprio and mqprio refuse other parents.  prio, multiq, tbf, netem and
+ * the like ask again (our watchdog schedules the root) and are fine.
+ */
+static const char * const carousel_bad_parents[] = {
+	"htb", "drr", "qfq", "ets", "hfsc",
+};
+
+static int carousel_check_parent(struct Qdisc *sch,
+				 struct netlink_ext_ack *extack)
+{
+	struct net_device *dev = qdisc_dev(sch);
+	u32 parent = sch->parent;
+	struct Qdisc *p;
+	int depth, i;
+
+	for (depth = 0; parent != TC_H_ROOT && depth < 16; depth++) {
+		p = carousel_qdisc_find(dev, TC_H_MAJ(parent));
+		if (!p)
+			return 0;
+		for (i = 0; i < ARRAY_SIZE(carousel_bad_parents); i++) {
+			if (strcmp(p->ops->id, carousel_bad_parents[i]))
+				continue;
+			NL_SET_ERR_MSG(extack, "carousel: cannot be below htb, drr, qfq, ets or hfsc");
+			return -EOPNOTSUPP;
+		}
+		parent = p->parent;
+	}
+	return 0;
+}
+
 static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
 			 struct netlink_ext_ack *extack)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	int err;
 
+	/* (destroy, which follows a failed init, needs these two) */
 	qdisc_watchdog_init_clockid(&q->watchdog, sch, CLOCK_MONOTONIC);
 	xa_init(&q->classes);
+	err = carousel_check_parent(sch, extack);
+	if (err)
+		return err;
 	sch->limit		= 10000;
 	q->flow_limit		= 100;
 	q->flow_budget		= 0;

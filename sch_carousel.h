@@ -107,6 +107,30 @@ struct tc_carousel_class_xstats {
 #define MODULE_ALIAS_NET_SCH(id)	MODULE_ALIAS("sch_" id)
 #endif
 
+#ifdef CAROUSEL_HAVE_TSTAMP_TYPE
+/*
+ * Since 6.11, skb->tstamp_type names the clock of a delivery time, and a
+ * monotonic or TAI one survives a veth into another namespace.  Returns
+ * the clock, or -1 when the type says nothing (a realtime stamp, or none).
+ */
+static inline int carousel_tstamp_clock(const struct sk_buff *skb)
+{
+	switch (skb->tstamp_type) {
+	case SKB_CLOCK_MONOTONIC:
+		return CLOCK_MONOTONIC;
+	case SKB_CLOCK_TAI:
+		return CLOCK_TAI;
+	}
+	return -1;
+}
+#else
+/* Before, only a monotonic delivery time was marked, by one bit. */
+static inline int carousel_tstamp_clock(const struct sk_buff *skb)
+{
+	return skb->mono_delivery_time ? CLOCK_MONOTONIC : -1;
+}
+#endif
+
 struct carousel_flow;
 
 /*
@@ -119,7 +143,7 @@ struct carousel_skb_cb {
 	u64			time_to_send;	/* ns, CLOCK_MONOTONIC */
 	struct carousel_flow	*fl;		/* its flow, which names its class */
 	u8			pending;	/* not yet charged to its class */
-} __packed;
+} __packed __aligned(4);
 
 static inline struct carousel_skb_cb *carousel_cb(struct sk_buff *skb)
 {
@@ -296,20 +320,22 @@ static inline bool carousel_wheel_insert(struct carousel_wheel *w,
  * the division carried in *rem from one packet to the next, so that a
  * class clock drifts neither way at any rate and size: 64 B at 100 Gbit
  * is 5.12 ns, not 5; 1000 B at 8.8 Tbit 0.909 ns, not 0.  The remainder
- * (< rate < 2^41) is kept in 16 bits, scaled down by `shift': what the
- * scaling drops is less than 2^shift / rate <= 2^-15 ns a packet.  A rate
- * change must zero *rem (it is a fraction of the old rate).
+ * (< rate <= 2^40) is kept in 16 bits, scaled down by `shift' and rounded
+ * up, so that the scaling can only slow the clock, by less than
+ * 2^shift / rate <= 2^-14 ns a packet, never speed it up.  A rate change
+ * must zero *rem (it is a fraction of the old rate).
  */
 static inline u64 carousel_tx_rem(u32 len, u64 rate, u16 *rem)
 {
-	int shift = fls64(rate) - 16;
+	int shift = fls64(rate) - 15;
 	u64 ns, r;
 
 	if (shift < 0)
 		shift = 0;
 	ns = div64_u64_rem((u64)len * NSEC_PER_SEC + ((u64)*rem << shift),
 			   rate, &r);
-	*rem = r >> shift;
+	/* r < rate < 2^(shift + 15): rounded up, it still fits */
+	*rem = (r + (1ULL << shift) - 1) >> shift;
 	return ns;
 }
 

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 150
+# timeout: 200
 #
 # EDT honoured.  A UDP sender stamps each datagram with SO_TXTIME, 2ms
 # apart starting 200ms ahead, and writes as fast as its socket allows
 # (about 1.2ms a datagram under emulation): it runs ahead until its send
 # buffer blocks, so only the qdisc can space them.  The receiver
 # (SO_TIMESTAMPNS) sees no datagram before its txtime and a mean spacing
-# within 1% of 2ms.  Then the same sender
+# within 1% of 2ms; the same with stamps on CLOCK_TAI and CLOCK_REALTIME,
+# moved to the monotonic clock.  Then the same sender
 # through a 5 Mbit class (chosen by SO_PRIORITY = 1:10): the departure is
 # the later of txtime and class time, so the class's spacing wins.
 source "$(dirname "$0")/lib.sh"
@@ -41,6 +42,27 @@ assert_eq "early" "$(jq .early <<<"$r")" 0
 echo "# socket-order reorders at the receiver (after the qdisc): $(jq .reorders <<<"$r")"
 assert_within "mean gap (ns)" "$(jq .mean_gap_ns <<<"$r")" $((GAP_US * 1000)) 1
 assert_ge "unclassified" "$(qjq "$DEV" '.[0].unclassified')" $N
+
+# The same stamps on CLOCK_TAI and CLOCK_REALTIME (SO_TXTIME set to that
+# clock): honoured on the monotonic clock.  Read as monotonic, they lay
+# decades ahead and every datagram was a horizon drop.
+N=300
+for clk in tai real; do
+	port=$((6002 + ${#clk}))
+	h0=$(qjq "$DEV" '.[0].horizon_drops')
+	txtime_recv $port $N 30 --clock $clk
+	echo "# sender ($clk): $(txtime_send $port --gap-us $GAP_US --count $N --size $SIZE --lead-ms 200 --clock $clk)"
+	r=$(txtime_wait $port)
+	echo "# receiver ($clk): $r"
+	assert_eq "$clk: received" "$(jq .received <<<"$r")" $N
+	assert_eq "$clk: horizon drops" "$(( $(qjq "$DEV" '.[0].horizon_drops') - h0 ))" 0
+	assert_eq "$clk: early" "$(jq .early <<<"$r")" 0
+	assert_within "$clk: mean gap (ns)" "$(jq .mean_gap_ns <<<"$r")" $((GAP_US * 1000)) 1
+	# (the first datagram's stamp is 200 ms ahead: it leaves then, not
+	# at once and not much later)
+	assert_ge "$clk: 50 ms - the first datagram's wait past its stamp (ns)" \
+		$((50000000 - $(jq .min_slack_ns <<<"$r"))) 0
+done
 
 # Class slower than the stamps: wire frame = payload + 8 UDP + 20 IP + 14 Eth.
 # A stamped datagram is charged to its class when its stamp comes due

@@ -67,6 +67,7 @@ SCM_TIMESTAMPNS = SO_TIMESTAMPNS
 CLOCKS = {
     "mono": time.CLOCK_MONOTONIC,
     "tai": getattr(time, "CLOCK_TAI", 11),
+    "real": time.CLOCK_REALTIME,
 }
 HDR = struct.Struct("!QQ")  # seq, txtime
 SENT = struct.Struct("!Q")  # --stamp-send: sender's clock at sendmsg()
