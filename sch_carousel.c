@@ -463,15 +463,18 @@ static u64 carousel_credit(const struct carousel_class *cl)
 #define CAROUSEL_CATCHUP_NS	(4 * NSEC_PER_MSEC)
 
 /*
- * The departure of a packet of len bytes whose own time is `at' (its EDT
- * stamp, or its arrival), charged to class cl at `now' (>= at), and in
- * *next and *rem the class clock after it.  The class spends [start,
- * *next) on it, from start = max(clock, at, now - catch-up); it may leave
- * up to its burst credit before start, never before `at', never after
- * start.
+ * The departure of a packet of len bytes of flow fl whose own time is
+ * `at' (its EDT stamp, or its arrival), charged to class cl at `now'
+ * (>= at), and in *next and *rem the class clock after it.  The class
+ * spends [start, *next) on it, from start = max(clock, at, now -
+ * catch-up); it may leave up to its burst credit before start, never
+ * before `at', and never before its flow's last departure: a burst
+ * credit grown by a class change must not let it overtake its flow's
+ * queued packets.
  */
 static u64 carousel_departure(const struct carousel_sched_data *q,
-			      const struct carousel_class *cl, u32 len,
+			      const struct carousel_class *cl,
+			      const struct carousel_flow *fl, u32 len,
 			      u64 at, u64 now, u64 *next, u16 *rem)
 {
 	u64 start = max3(cl->time_next, at,
@@ -481,8 +484,8 @@ static u64 carousel_departure(const struct carousel_sched_data *q,
 	*rem = cl->tx_rem;
 	*next = start + carousel_tx_ns(q, cl, len, rem);
 	if (start > credit && start - credit > at)
-		return start - credit;
-	return at;
+		at = start - credit;
+	return max(at, fl->tail);
 }
 
 /*
@@ -613,11 +616,8 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	}
 	depart = at;
 	if (cl && !pending) {
-		depart = carousel_departure(q, cl, len, at, now, &next, &rem);
-		/* A burst credit grown by a class change must not let it
-		 * overtake its flow's queued packets.
-		 */
-		depart = max(depart, fl->tail);
+		depart = carousel_departure(q, cl, fl, len, at, now, &next,
+					    &rem);
 		/* A class that has run a horizon ahead of now is overloaded:
 		 * capping would send at the arrival rate, so it drops.
 		 */
@@ -880,9 +880,8 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	u16 rem, old_rem = cl->tx_rem;
 	bool was_active;
 
-	depart = carousel_departure(q, cl, qdisc_pkt_len(skb), at, now, &next,
-				    &rem);
-	depart = max(depart, fl->tail);
+	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb), at, now,
+				    &next, &rem);
 	if (unlikely(depart > now + q->horizon)) {
 		carousel_wheel_pop(q->wheel, slot);
 		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
