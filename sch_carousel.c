@@ -97,6 +97,18 @@
 #define CAROUSEL_CE_MAX		NSEC_PER_SEC
 #define CAROUSEL_BUDGET_T_MAX	NSEC_PER_SEC
 
+/*
+ * Default flow budget: 2 packets and 30 ms at the flow's share of its
+ * class (see carousel_over_budget()).  The packet bound rules with many
+ * flows: 200 TCP flows in a 50 Mbit class hold 2 packets each, with no
+ * drop from their initial windows on.  The time bound keeps a lone flow
+ * free: TCP Small Queues already keeps up to two 2-segment skbs (~9 KB,
+ * 7 ms at 10 Mbit) below it, and a flow cut by CWR must still outlast
+ * the host's stalls.  docs/design.md has the measurements.
+ */
+#define CAROUSEL_BUDGET_DEFAULT		2
+#define CAROUSEL_BUDGET_T_DEFAULT	(30 * NSEC_PER_MSEC)
+
 struct carousel_class {
 	u64		rate;		/* bytes/s */
 	u64		time_next;	/* ns: start of the class's next packet */
@@ -1370,8 +1382,8 @@ static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
 		return err;
 	sch->limit		= 10000;
 	q->flow_limit		= 100;
-	q->flow_budget		= 0;
-	q->flow_budget_time	= NSEC_PER_MSEC;
+	q->flow_budget		= CAROUSEL_BUDGET_DEFAULT;
+	q->flow_budget_time	= CAROUSEL_BUDGET_T_DEFAULT;
 	q->horizon		= 10ULL * NSEC_PER_SEC;
 	q->horizon_drop		= 1;
 	q->timer_slack		= 10 * NSEC_PER_USEC;

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 require_carousel
 require_module cls_cgroup
 setup_pair
-T=8
+T=14
 
 V1=$TMPD/net_cls
 mkdir -p "$V1" || fail "mkdir $V1"
