@@ -27,10 +27,11 @@
  *     active rates / ceiling), so each class gets a share proportional to
  *     its rate (the ceiling itself is enforced at dequeue, below);
  *   - insert in the wheel at the departure: O(1);
- *   - account it to its flow (a socket, or a flow hash, in its class): a
- *     flow over its budget (flow_budget packets and flow_budget_time of
- *     its share of the class) still queues, but the sender gets
- *     NET_XMIT_CN, and TCP enters CWR without a loss;
+ *   - account it to its flow (a connected socket, else a flow hash, in
+ *     its class; see carousel_flow_key()): a flow over its budget
+ *     (flow_budget packets and flow_budget_time of its share of the
+ *     class) still queues, but the sender gets NET_XMIT_CN, and TCP
+ *     enters CWR without a loss;
  *   - past ce_threshold of delay added by us, mark ECN CE.
  *
  * dequeue():
@@ -142,6 +143,9 @@ struct carousel_flow {
 	u32			qlen;		/* packets in the wheel */
 	u32			pending;	/* of them, not yet charged */
 	u32			backlog;	/* bytes in the wheel */
+	u32			skbs;		/* packets as handed over: a
+						 * split GSO packet counts once
+						 */
 	u64			tail;		/* departure of its last charged */
 };
 
@@ -288,15 +292,17 @@ static u64 carousel_edt(const struct sk_buff *skb)
 }
 
 /*
- * The flow key of a packet: its socket, else its flow hash, tagged in bit
- * 0 (never set in a socket pointer).  The socket is only compared, never
- * dereferenced; packets charged to it keep it alive while they wait.
+ * Is sk a flow of its own?  Not a listener or request socket (its SYN-ACKs
+ * are no flow yet, and a SYN flood must not become one), and not a socket
+ * in TCP_CLOSE: an unconnected UDP socket sending to many peers, or a
+ * per-CPU control socket sending RSTs, TIME_WAIT ACKs and ICMP errors for
+ * everyone.  As in fq, their packets are keyed by flow hash instead.
+ * Only fields of sock_common are read: sk may be a request or timewait
+ * socket.
  */
-static unsigned long carousel_flow_key(struct sk_buff *skb)
+static bool carousel_sk_is_flow(const struct sock *sk)
 {
-	if (skb->sk)
-		return (unsigned long)skb->sk;
-	return (unsigned long)skb_get_hash(skb) << 1 | 1;
+	return !sk_listener(sk) && READ_ONCE(sk->sk_state) != TCP_CLOSE;
 }
 
 static struct hlist_head *carousel_flow_bucket(struct carousel_sched_data *q,
@@ -325,6 +331,7 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 	fl->key = key;
 	fl->cl = cl;
 	fl->qlen = 0;
+	fl->skbs = 0;
 	fl->pending = 0;
 	fl->backlog = 0;
 	fl->tail = 0;
@@ -444,11 +451,9 @@ static u8 carousel_pacing_shift(u32 budget_ns)
 }
 
 static void carousel_set_pacing(const struct carousel_sched_data *q,
-				struct sk_buff *skb)
+				struct sock *sk)
 {
-	struct sock *sk = skb->sk;
-
-	if (!sk || !sk_fullsock(sk))
+	if (!sk_fullsock(sk))
 		return;
 	if (READ_ONCE(sk->sk_pacing_status) != SK_PACING_FQ) {
 		/* Pairs with smp_load_acquire() in tcp_needs_internal_pacing():
@@ -458,6 +463,25 @@ static void carousel_set_pacing(const struct carousel_sched_data *q,
 	}
 	if (q->pacing_shift)
 		sk_pacing_shift_update(sk, q->pacing_shift);
+}
+
+/*
+ * The flow key of a packet: its socket if that is a flow of its own, else
+ * its flow hash, tagged in bit 0 (never set in a socket pointer).  The
+ * socket is only compared, never dereferenced later; packets charged to
+ * it keep it alive while they wait.  Only a socket that is its own flow
+ * is told that we pace it (SK_PACING_FQ, and its pacing shift), as fq
+ * does: a listener's setting would pass to every child it accepts.
+ */
+static unsigned long carousel_flow_key(const struct carousel_sched_data *q,
+				       struct sk_buff *skb)
+{
+	struct sock *sk = skb->sk;
+
+	if (!sk || !carousel_sk_is_flow(sk))
+		return (unsigned long)skb_get_hash(skb) << 1 | 1;
+	carousel_set_pacing(q, sk);
+	return (unsigned long)sk;
 }
 
 /* ns of class time an idle class may spend at once: its burst */
@@ -562,37 +586,18 @@ static bool carousel_over_budget(struct Qdisc *sch,
 }
 
 /*
- * Enqueue one packet (or segment) of class cl (NULL: unclassified) and
- * flow key, with limits checked.  Returns NET_XMIT_SUCCESS, NET_XMIT_CN
- * (queued, but its flow is over budget) or NET_XMIT_DROP.
- *
- * A packet stamped for later, or behind a pending packet of its flow, is
- * pending: it waits in the wheel at its own time and is charged to its
- * class when that comes (carousel_settle()).  Any other packet of a class
- * is charged now, which is the same thing, done at once.
+ * A packet's own time: its EDT stamp, never before now; beyond the
+ * horizon capped to it, or 0 (to be dropped) with horizon_drop.
  */
-static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
-				struct carousel_class *cl, unsigned long key,
-				u64 now, struct sk_buff **to_free)
+static u64 carousel_own_time(struct carousel_sched_data *q,
+			     struct sk_buff *skb, u64 now)
 {
-	struct carousel_sched_data *q = qdisc_priv(sch);
-	struct carousel_skb_cb *cb = carousel_cb(skb);
-	u32 len = qdisc_pkt_len(skb);
-	u64 at, depart, next = 0;
-	struct carousel_flow *fl;
-	u16 rem = 0;
-	bool pending, was_active;
-
-	if (unlikely(sch->q.qlen >= sch->limit))
-		return carousel_drop(skb, sch, cl, &q->stat_limit_drops,
-				     to_free);
+	u64 at = carousel_edt(skb);
 
 	/* Beyond the horizon an EDT stamp is dropped or capped, as in fq. */
-	at = carousel_edt(skb);
 	if (unlikely(at > now + q->horizon)) {
 		if (q->horizon_drop)
-			return carousel_drop(skb, sch, cl,
-					     &q->stat_horizon_drops, to_free);
+			return 0;
 		q->stat_horizon_caps++;
 		if (at == skb->tstamp)	/* on our clock: say so downstream */
 			skb->tstamp = now + q->horizon;
@@ -602,53 +607,107 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	 * ceiling's clock (carousel_ceiling_admit()) no credit from before
 	 * the packet existed: an old EDT stamp is no licence to burst.
 	 */
-	at = max(at, now);
+	return max(at, now);
+}
 
+/*
+ * Admission of a packet of len bytes, own time `at' (0: beyond the
+ * horizon), that becomes `segs' packets in the wheel, to class cl (NULL:
+ * unclassified): NULL, with its flow in *flp, or the counter of the
+ * reason it is refused.  A GSO packet that is split is asked once, whole:
+ * limit counts its segments, flow_limit the one packet its sender handed
+ * over (as in fq), so that a split never turns part of what a socket's
+ * buffer let through into drops.
+ */
+static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
+			   unsigned long key, u32 len, u32 segs, u64 at,
+			   u64 now, struct carousel_flow **flp)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_flow *fl;
+	u64 next;
+	u16 rem;
+
+	if (unlikely(sch->q.qlen + segs > sch->limit))
+		return &q->stat_limit_drops;
+	if (unlikely(!at))
+		return &q->stat_horizon_drops;
 	fl = carousel_flow_get(q, key, cl);
 	if (unlikely(!fl))
-		return carousel_drop(skb, sch, cl, &q->stat_alloc_drops,
-				     to_free);
+		return &q->stat_alloc_drops;
+	*flp = fl;
 	/* A new flow has no packet, and flow_limit is at least 1. */
-	if (unlikely(fl->qlen >= q->flow_limit))
-		return carousel_drop(skb, sch, cl, &q->stat_flow_limit_drops,
-				     to_free);
+	if (unlikely(fl->skbs >= q->flow_limit))
+		goto refuse_flow_limit;
+	if (!cl)
+		return NULL;
+	if (at > now || fl->pending) {
+		/* What a class holds waiting for its stamps is bounded as
+		 * its clock is: no more than a horizon (and its burst) of its
+		 * rate, or one class could fill the limit for a horizon.
+		 */
+		if (unlikely(carousel_tx_ns(q, cl,
+					    min_t(u64, (u64)cl->backlog + len,
+						  U32_MAX), NULL) >
+			     q->horizon + carousel_credit(cl)))
+			goto refuse_horizon;
+		return NULL;
+	}
+	/* A class that has run a horizon ahead of now is overloaded: capping
+	 * would send at the arrival rate, so it drops.  (A split packet is
+	 * asked for its first segment's departure; the rest follow within
+	 * its own length at the class rate.)
+	 */
+	if (unlikely(carousel_departure(q, cl, fl, len, at, now, &next,
+					&rem) > now + q->horizon))
+		goto refuse_horizon;
+	return NULL;
+
+refuse_flow_limit:
+	carousel_flow_put(q, fl);
+	return &q->stat_flow_limit_drops;
+refuse_horizon:
+	carousel_flow_put(q, fl);
+	return &q->stat_horizon_drops;
+}
+
+/*
+ * Enqueue one admitted packet (or segment) of class cl (NULL:
+ * unclassified) and flow fl, own time `at'.  Returns NET_XMIT_SUCCESS,
+ * NET_XMIT_CN (queued, but its flow is over budget) or NET_XMIT_DROP (the
+ * wheel refused its time).  The caller puts the flow afterwards.
+ *
+ * A packet stamped for later, or behind a pending packet of its flow, is
+ * pending: it waits in the wheel at its own time and is charged to its
+ * class when that comes (carousel_settle()).  Any other packet of a class
+ * is charged now, which is the same thing, done at once.
+ */
+static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
+				struct carousel_class *cl,
+				struct carousel_flow *fl, u64 at, u64 now,
+				struct sk_buff **to_free)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	u32 len = qdisc_pkt_len(skb);
+	u64 depart, next = 0;
+	u16 rem = 0;
+	bool pending, was_active;
 
 	pending = cl && (at > now || fl->pending);
-	/* What a class holds waiting for its stamps is bounded as its clock
-	 * is: no more than a horizon (and its burst) of its rate, or one
-	 * class could fill the qdisc's limit for a horizon.
-	 */
-	if (pending &&
-	    unlikely(carousel_tx_ns(q, cl, min_t(u64, (u64)cl->backlog + len,
-					     U32_MAX), NULL) >
-		     q->horizon + carousel_credit(cl))) {
-		carousel_flow_put(q, fl);
-		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
-				     to_free);
-	}
 	depart = at;
-	if (cl && !pending) {
+	if (cl && !pending)
 		depart = carousel_departure(q, cl, fl, len, at, now, &next,
 					    &rem);
-		/* A class that has run a horizon ahead of now is overloaded:
-		 * capping would send at the arrival rate, so it drops.
-		 */
-		if (unlikely(depart > now + q->horizon)) {
-			carousel_flow_put(q, fl);
-			return carousel_drop(skb, sch, cl,
-					     &q->stat_horizon_drops, to_free);
-		}
-	}
 
 	cb->time_to_send = depart;
 	cb->fl = fl;
 	cb->pending = pending;
+	cb->ends = 0;
 	carousel_wheel_sync(q->wheel, now);
-	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart))) {
-		carousel_flow_put(q, fl);
+	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart)))
 		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
 				     to_free);
-	}
 
 	/* The delay we add, not the sender's own pacing, is congestion. */
 	if (q->ce_threshold && depart > at + q->ce_threshold &&
@@ -678,6 +737,17 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 }
 
 /*
+ * skb, queued in the wheel, is the last of what its sender handed over
+ * as one packet: its flow counts that packet against flow_limit until
+ * skb leaves.
+ */
+static void carousel_ends(struct sk_buff *skb, struct carousel_flow *fl)
+{
+	carousel_cb(skb)->ends = 1;
+	fl->skbs++;
+}
+
+/*
  * A GSO packet that would hold its class for more than this is split, so
  * that each segment gets its own departure time: at low rates one 64KB
  * TSO train would otherwise leave as a line-rate burst every len/rate.
@@ -698,18 +768,28 @@ static bool carousel_split(const struct carousel_sched_data *q,
 
 static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 				 struct carousel_class *cl, unsigned long key,
-				 u64 now, struct sk_buff **to_free)
+				 u64 at, u64 now, struct sk_buff **to_free)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	netdev_features_t features = netif_skb_features(skb);
 	unsigned int len = 0, prev_len = qdisc_pkt_len(skb);
-	struct sk_buff *segs, *nskb;
+	struct sk_buff *segs, *nskb, *last = NULL;
 	int nb = 0, ret = NET_XMIT_SUCCESS;
+	struct carousel_flow *fl;
+	u64 *refused;
+
+	refused = carousel_admit(sch, cl, key, prev_len,
+				 max_t(u32, skb_shinfo(skb)->gso_segs, 1), at, now,
+				 &fl);
+	if (unlikely(refused))
+		return carousel_drop(skb, sch, cl, refused, to_free);
 
 	segs = skb_gso_segment(skb, features & ~NETIF_F_GSO_MASK);
-	if (IS_ERR_OR_NULL(segs))
+	if (IS_ERR_OR_NULL(segs)) {
+		carousel_flow_put(q, fl);
 		return carousel_drop(skb, sch, cl, &q->stat_alloc_drops,
 				     to_free);
+	}
 
 	skb_list_walk_safe(segs, segs, nskb) {
 		unsigned int seg_len = segs->len;
@@ -717,18 +797,21 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 
 		skb_mark_not_on_list(segs);
 		qdisc_skb_cb(segs)->pkt_len = seg_len;
-		r = carousel_enqueue_one(segs, sch, cl, key, now, to_free);
+		r = carousel_enqueue_one(segs, sch, cl, fl, at, now, to_free);
 		if (r == NET_XMIT_DROP)
 			continue;
+		last = segs;
 		nb++;
 		len += seg_len;
 		if (r == NET_XMIT_CN)
 			ret = NET_XMIT_CN;
 	}
 	if (!nb) {
+		carousel_flow_put(q, fl);
 		kfree_skb(skb);
 		return NET_XMIT_DROP;
 	}
+	carousel_ends(last, fl);
 	/* Our parents counted one packet of prev_len. */
 	qdisc_tree_reduce_backlog(sch, 1 - nb, prev_len - len);
 	consume_skb(skb);
@@ -749,9 +832,10 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			    struct sk_buff **to_free)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_flow *fl;
 	struct carousel_class *cl;
 	unsigned long key;
-	u64 now;
+	u64 now, at, *refused;
 	int ret;
 
 	if (!carousel_classify(skb, sch, &cl, &ret)) {
@@ -763,13 +847,22 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		return ret;
 	}
 
-	carousel_set_pacing(q, skb);
-	key = carousel_flow_key(skb);
+	key = carousel_flow_key(q, skb);
 	now = ktime_get_ns();
-	if (skb_is_gso(skb) && carousel_split(q, cl, qdisc_pkt_len(skb)))
-		ret = carousel_enqueue_segs(skb, sch, cl, key, now, to_free);
-	else
-		ret = carousel_enqueue_one(skb, sch, cl, key, now, to_free);
+	at = carousel_own_time(q, skb, now);
+	if (skb_is_gso(skb) && carousel_split(q, cl, qdisc_pkt_len(skb))) {
+		ret = carousel_enqueue_segs(skb, sch, cl, key, at, now,
+					    to_free);
+	} else {
+		refused = carousel_admit(sch, cl, key, qdisc_pkt_len(skb), 1,
+					 at, now, &fl);
+		if (unlikely(refused))
+			return carousel_drop(skb, sch, cl, refused, to_free);
+		ret = carousel_enqueue_one(skb, sch, cl, fl, at, now, to_free);
+		if (ret != NET_XMIT_DROP)
+			carousel_ends(skb, fl);
+		carousel_flow_put(q, fl);
+	}
 
 	if (ret == NET_XMIT_CN) {
 		if (!carousel_may_notify(sch))
@@ -791,6 +884,7 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 	sch->q.qlen--;
 	qdisc_qstats_backlog_dec(sch, skb);
 	fl->qlen--;
+	fl->skbs -= cb->ends;
 	fl->pending -= cb->pending;
 	fl->backlog -= qdisc_pkt_len(skb);
 	carousel_flow_put(q, fl);

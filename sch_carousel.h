@@ -143,6 +143,7 @@ struct carousel_skb_cb {
 	u64			time_to_send;	/* ns, CLOCK_MONOTONIC */
 	struct carousel_flow	*fl;		/* its flow, which names its class */
 	u8			pending;	/* not yet charged to its class */
+	u8			ends;		/* last of a packet as handed over */
 } __packed __aligned(4);
 
 static inline struct carousel_skb_cb *carousel_cb(struct sk_buff *skb)

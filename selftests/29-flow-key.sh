@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 120
+#
+# What a flow is (issue 14, item 4).  A socket is one flow only while it
+# talks to one peer.  Packets of a socket that is no flow of its own are
+# keyed by their flow hash, one flow per 4-tuple, as fq does:
+#   1. an unconnected UDP socket sending to K peers (sendto) is K flows;
+#   2. the RSTs that the per-CPU control socket sends for K closed ports
+#      are K flows, not one (nor one per CPU);
+# while a connected socket stays one flow whatever it sends:
+#   3. K connected UDP sockets are K flows, and one of them sending K
+#      datagrams is one.
+# Each time, a filler (one connected socket) first gives the 500 kbit
+# class 1.8 s of backlog, so that what follows waits in the wheel; the
+# qdisc's `flows` then counts the flows the wheel holds: filler + K.
+# Before this, the first two counted 1 + 1 (or 1 + 2: one control socket
+# per CPU), and flow_limit was shared by every peer of a socket.
+source "$(dirname "$0")/lib.sh"
+require_carousel
+setup_pair
+quiet_link
+K=16
+PORT=7100
+
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 || fail "qdisc add"
+ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 500kbit || fail "class add"
+
+# udp MODE: MODE=unconnected (one socket, K peers), connected (K sockets,
+# one datagram each), one (one connected socket, K datagrams); after a
+# filler of 90 datagrams of 1200 B (1.8 s at 500 kbit) from one more
+# connected socket.
+udp() {
+	ns_s "$PYTHON" - "$IP_R" "$PORT" "$K" "$1" <<'EOF' || fail "udp sender ($1)"
+import socket, sys
+dst, port, k, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+filler = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+filler.connect((dst, port + 999))
+for _ in range(90):
+    filler.send(b"f" * 1200)
+if mode == "unconnected":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for i in range(k):
+        s.sendto(b"u" * 100, (dst, port + i))
+elif mode == "connected":
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(k)]
+    for i, s in enumerate(socks):
+        s.connect((dst, port + i))
+        s.send(b"c" * 100)
+else:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect((dst, port))
+    for _ in range(k):
+        s.send(b"o" * 100)
+EOF
+}
+
+# rsts: K SYNs from NS_R to closed ports of NS_S, sent just after the
+# filler: NS_S answers each with a RST from its control socket, through
+# our class.  The SYN sender starts first and waits for a go (an
+# interpreter's start takes longer than the filler's backlog might last).
+rsts() {
+	rm -f "$TMPD/go" "$TMPD/synready"
+	# (a background command's stdin is /dev/null: the script is a file)
+	cat >"$TMPD/syn.py" <<'EOF'
+import os, socket, sys, time
+dst, port, k, d = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(k)]
+open(os.path.join(d, "synready"), "w").close()
+while not os.path.exists(os.path.join(d, "go")):
+    time.sleep(0.005)
+for i, s in enumerate(socks):
+    s.setblocking(False)
+    s.connect_ex((dst, port + 500 + i))
+time.sleep(1)
+EOF
+	bg ns_r "$PYTHON" "$TMPD/syn.py" "$IP_S" "$PORT" "$K" "$TMPD"
+	busywait 30000 test -e "$TMPD/synready" || fail "SYN sender did not start"
+	udp one >/dev/null
+	touch "$TMPD/go"
+	sleep 0.3
+}
+
+drained() { [ "$(qjq "$DEV" '.[0].qlen')" = 0 ]; }
+
+# case NAME WANT CMD...: run CMD, then the most flows seen over 0.3 s
+# must be WANT (filler + K, or filler + 1).
+case_flows() {
+	local name=$1 want=$2 max=0 f i
+	shift 2
+	busywait 20000 drained || fail "qdisc did not drain before $name"
+	"$@"
+	for i in 1 2 3 4 5 6; do
+		f=$(qjq "$DEV" '.[0].flows')
+		((f > max)) && max=$f
+		sleep 0.05
+	done
+	# (soft: every case runs, and a failure names each that fell short)
+	echo "$name: flows in the wheel: $max (want $want)" >&2
+	[ "$max" = "$want" ] || check_fail "$name: $max flows, want $want"
+}
+
+case_flows "unconnected UDP socket, $K peers" $((1 + K)) udp unconnected
+# The RSTs follow the filler and one socket's K datagrams: 1 + 1 + K
+# flows, the filler counted as one whether the RSTs overtake it or not.
+case_flows "RSTs for $K closed ports" $((1 + 1 + K)) rsts
+case_flows "$K connected UDP sockets" $((1 + K)) udp connected
+case_flows "one connected UDP socket, $K datagrams" $((1 + 1)) udp one
+
+busywait 20000 drained || fail "qdisc did not drain"
+st=$(qjq "$DEV" '.[0] | {packets, drops, flows}')
+echo "# tc -s: $(jq -c . <<<"$st")"
+assert_eq "drops" "$(jq .drops <<<"$st")" 0
+assert_eq "flows after draining" "$(jq .flows <<<"$st")" 0
+exit 0
