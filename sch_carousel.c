@@ -99,7 +99,7 @@
 #define CAROUSEL_BUDGET_T_MAX	NSEC_PER_SEC
 
 /*
- * Default flow budget: 2 packets and 30 ms at the flow's share of its
+ * Default flow budget: 2 packets and 60 ms at the flow's share of its
  * class (see carousel_over_budget()).  The packet bound rules with many
  * flows: 200 TCP flows in a 50 Mbit class hold 2 packets each, with no
  * drop from their initial windows on.  The time bound keeps a lone flow
@@ -108,7 +108,7 @@
  * the host's stalls.  docs/design.md has the measurements.
  */
 #define CAROUSEL_BUDGET_DEFAULT		2
-#define CAROUSEL_BUDGET_T_DEFAULT	(30 * NSEC_PER_MSEC)
+#define CAROUSEL_BUDGET_T_DEFAULT	(60 * NSEC_PER_MSEC)
 
 struct carousel_class {
 	u64		rate;		/* bytes/s */
@@ -131,10 +131,11 @@ struct carousel_class {
 };
 
 /*
- * A flow: the packets of one socket (or, without a socket, of one flow
- * hash) in one class, while any of them is in the wheel.  It exists only
- * then: created by its first packet's enqueue, freed when its last packet
- * leaves, so the table holds exactly the flows the wheel holds.
+ * A flow: the packets of one connected socket (or else of one flow hash,
+ * see carousel_flow_key()) in one class, while any of them is in the
+ * wheel.  It exists only then: created by its first packet's enqueue,
+ * freed when its last packet leaves, so the table holds exactly the flows
+ * the wheel holds.
  */
 struct carousel_flow {
 	struct hlist_node	node;		/* in q->flow_hash[] */
@@ -176,6 +177,7 @@ struct carousel_sched_data {
 	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
 	u32			nr_classes;
 	u32			nr_flows;
+	u32			skbs;		/* packets as handed over */
 	struct qdisc_watchdog	watchdog;
 
 /* Statistics, under the root lock: */
@@ -453,8 +455,6 @@ static u8 carousel_pacing_shift(u32 budget_ns)
 static void carousel_set_pacing(const struct carousel_sched_data *q,
 				struct sock *sk)
 {
-	if (!sk_fullsock(sk))
-		return;
 	if (READ_ONCE(sk->sk_pacing_status) != SK_PACING_FQ) {
 		/* Pairs with smp_load_acquire() in tcp_needs_internal_pacing():
 		 * from now on TCP leaves the pacing of its EDT stamps to us.
@@ -466,21 +466,35 @@ static void carousel_set_pacing(const struct carousel_sched_data *q,
 }
 
 /*
+ * Flows without a socket of their own are told apart by at most this many
+ * hash values, as fq's orphan_mask does: a socket sending to many peers,
+ * or forwarded traffic, holds at most 1024 flows per class.
+ */
+#define CAROUSEL_HASH_MASK	1023
+
+/*
  * The flow key of a packet: its socket if that is a flow of its own, else
  * its flow hash, tagged in bit 0 (never set in a socket pointer).  The
  * socket is only compared, never dereferenced later; packets charged to
  * it keep it alive while they wait.  Only a socket that is its own flow
  * is told that we pace it (SK_PACING_FQ, and its pacing shift), as fq
- * does: a listener's setting would pass to every child it accepts.
+ * does: a listener's setting would pass to every child it accepts.  *tcp
+ * says whether the sender is a TCP socket, the one sender NET_XMIT_CN is
+ * good for (carousel_enqueue()).
  */
 static unsigned long carousel_flow_key(const struct carousel_sched_data *q,
-				       struct sk_buff *skb)
+				       struct sk_buff *skb, bool *tcp)
 {
 	struct sock *sk = skb->sk;
 
+	*tcp = false;
 	if (!sk || !carousel_sk_is_flow(sk))
-		return (unsigned long)skb_get_hash(skb) << 1 | 1;
-	carousel_set_pacing(q, sk);
+		return (unsigned long)(skb_get_hash(skb) & CAROUSEL_HASH_MASK)
+		       << 1 | 1;
+	if (sk_fullsock(sk)) {
+		carousel_set_pacing(q, sk);
+		*tcp = sk->sk_protocol == IPPROTO_TCP;
+	}
 	return (unsigned long)sk;
 }
 
@@ -571,14 +585,17 @@ static int carousel_drop(struct sk_buff *skb, struct Qdisc *sch,
  * Is flow fl over its budget: more than flow_budget packets' worth of
  * bytes, and more than flow_budget_time at its share of its class (the
  * class's effective rate over the flows it has queued)?  With many flows
- * the packet bound rules, with few the time bound.
+ * the packet bound rules, with few the time bound.  A flow alone in its
+ * class never is: its sender has the whole class, TCP Small Queues bound
+ * what it queues, and a cut in its window would only idle the class
+ * through a stall of the host.  The budget is for flows that share.
  */
 static bool carousel_over_budget(struct Qdisc *sch,
 				 const struct carousel_flow *fl)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 
-	if (!q->flow_budget ||
+	if (!q->flow_budget || fl->cl->flows < 2 ||
 	    fl->backlog <= (u64)q->flow_budget * psched_mtu(qdisc_dev(sch)))
 		return false;
 	return carousel_tx_ns(q, fl->cl, fl->backlog, NULL) >
@@ -612,23 +629,24 @@ static u64 carousel_own_time(struct carousel_sched_data *q,
 
 /*
  * Admission of a packet of len bytes, own time `at' (0: beyond the
- * horizon), that becomes `segs' packets in the wheel, to class cl (NULL:
- * unclassified): NULL, with its flow in *flp, or the counter of the
- * reason it is refused.  A GSO packet that is split is asked once, whole:
- * limit counts its segments, flow_limit the one packet its sender handed
- * over (as in fq), so that a split never turns part of what a socket's
- * buffer let through into drops.
+ * horizon), to class cl (NULL: unclassified): NULL, with its flow in
+ * *flp, or the counter of the reason it is refused.  A GSO packet that is
+ * split is asked once, whole: limit and flow_limit count it as the one
+ * packet its sender handed over (as fq, which does not split, counts
+ * it), so that a split never turns part of what a socket's buffer let
+ * through into drops, and one flow holds at most flow_limit of the
+ * qdisc's limit, whatever its packets' sizes.
  */
 static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
-			   unsigned long key, u32 len, u32 segs, u64 at,
-			   u64 now, struct carousel_flow **flp)
+			   unsigned long key, u32 len, u64 at, u64 now,
+			   struct carousel_flow **flp)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_flow *fl;
 	u64 next;
 	u16 rem;
 
-	if (unlikely(sch->q.qlen + segs > sch->limit))
+	if (unlikely(q->skbs >= sch->limit))
 		return &q->stat_limit_drops;
 	if (unlikely(!at))
 		return &q->stat_horizon_drops;
@@ -738,13 +756,15 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 
 /*
  * skb, queued in the wheel, is the last of what its sender handed over
- * as one packet: its flow counts that packet against flow_limit until
- * skb leaves.
+ * as one packet: the qdisc and its flow count that packet against limit
+ * and flow_limit until skb leaves.
  */
-static void carousel_ends(struct sk_buff *skb, struct carousel_flow *fl)
+static void carousel_ends(struct carousel_sched_data *q, struct sk_buff *skb,
+			  struct carousel_flow *fl)
 {
 	carousel_cb(skb)->ends = 1;
 	fl->skbs++;
+	q->skbs++;
 }
 
 /*
@@ -778,9 +798,7 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 	struct carousel_flow *fl;
 	u64 *refused;
 
-	refused = carousel_admit(sch, cl, key, prev_len,
-				 max_t(u32, skb_shinfo(skb)->gso_segs, 1), at, now,
-				 &fl);
+	refused = carousel_admit(sch, cl, key, prev_len, at, now, &fl);
 	if (unlikely(refused))
 		return carousel_drop(skb, sch, cl, refused, to_free);
 
@@ -811,7 +829,7 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 		kfree_skb(skb);
 		return NET_XMIT_DROP;
 	}
-	carousel_ends(last, fl);
+	carousel_ends(q, last, fl);
 	/* Our parents counted one packet of prev_len. */
 	qdisc_tree_reduce_backlog(sch, 1 - nb, prev_len - len);
 	consume_skb(skb);
@@ -822,6 +840,9 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
  * NET_XMIT_CN tells the sender "queued, but slow down" (TCP enters CWR).
  * A classful parent would count it as a drop, so it is only returned when
  * we are the qdisc of the transmit queue: the root, or a child of mq.
+ * And only to TCP: the IP output of any other sender, fragmenting a
+ * datagram, takes it for an error and drops the datagram's other
+ * fragments; UDP would ignore it anyway.
  */
 static bool carousel_may_notify(const struct Qdisc *sch)
 {
@@ -836,6 +857,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	struct carousel_class *cl;
 	unsigned long key;
 	u64 now, at, *refused;
+	bool tcp;
 	int ret;
 
 	if (!carousel_classify(skb, sch, &cl, &ret)) {
@@ -847,25 +869,25 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		return ret;
 	}
 
-	key = carousel_flow_key(q, skb);
+	key = carousel_flow_key(q, skb, &tcp);
 	now = ktime_get_ns();
 	at = carousel_own_time(q, skb, now);
 	if (skb_is_gso(skb) && carousel_split(q, cl, qdisc_pkt_len(skb))) {
 		ret = carousel_enqueue_segs(skb, sch, cl, key, at, now,
 					    to_free);
 	} else {
-		refused = carousel_admit(sch, cl, key, qdisc_pkt_len(skb), 1,
-					 at, now, &fl);
+		refused = carousel_admit(sch, cl, key, qdisc_pkt_len(skb), at,
+					 now, &fl);
 		if (unlikely(refused))
 			return carousel_drop(skb, sch, cl, refused, to_free);
 		ret = carousel_enqueue_one(skb, sch, cl, fl, at, now, to_free);
 		if (ret != NET_XMIT_DROP)
-			carousel_ends(skb, fl);
+			carousel_ends(q, skb, fl);
 		carousel_flow_put(q, fl);
 	}
 
 	if (ret == NET_XMIT_CN) {
-		if (!carousel_may_notify(sch))
+		if (!tcp || !carousel_may_notify(sch))
 			return NET_XMIT_SUCCESS;
 		q->stat_cn_returns++;
 	}
@@ -885,6 +907,7 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 	qdisc_qstats_backlog_dec(sch, skb);
 	fl->qlen--;
 	fl->skbs -= cb->ends;
+	q->skbs -= cb->ends;
 	fl->pending -= cb->pending;
 	fl->backlog -= qdisc_pkt_len(skb);
 	carousel_flow_put(q, fl);
@@ -1094,11 +1117,33 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 }
 
 /*
+ * A charged packet dropped by a rebuild, which keeps the earliest, was the
+ * last of its flow's and class's schedule: its class gets back the time it
+ * had taken, and its flow's floor comes back to it, so that what the flow
+ * and class send next does not wait for packets that will never leave.
+ * (At the class's rate as it is now: a share of a ceiling may have moved.)
+ */
+static void carousel_give_back(struct carousel_sched_data *q,
+			       struct sk_buff *skb)
+{
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	struct carousel_flow *fl = cb->fl;
+	struct carousel_class *cl = fl->cl;
+
+	if (!cl || cb->pending)
+		return;
+	cl->time_next -= min(cl->time_next,
+			     carousel_tx_ns(q, cl, qdisc_pkt_len(skb), NULL));
+	fl->tail = min(fl->tail, cb->time_to_send);
+}
+
+/*
  * Move every packet into wheel w (a new one, or the current one restarted)
  * in time order, which keeps the order of every flow, with the cursor at
- * now.  The packets past the first `keep' to leave, and any the new wheel
- * cannot hold, are dropped and counted.  Departure times do not change,
- * so an armed watchdog stays right.
+ * now.  The packets past the first `keep' to leave (counted as handed
+ * over, as limit counts them), and any the new wheel cannot hold, are
+ * dropped and counted (carousel_give_back()).  Departure times do not
+ * change, so an armed watchdog stays right.
  */
 static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
 			     u32 levels, u32 gran, u32 keep)
@@ -1122,7 +1167,7 @@ static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
 		list = skb->next;
 		if (n < keep &&
 		    carousel_wheel_insert(w, skb, carousel_skb_time(skb))) {
-			n++;
+			n += carousel_cb(skb)->ends;
 			continue;
 		}
 		if (n < keep)
@@ -1131,6 +1176,7 @@ static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
 			q->stat_limit_drops++;
 		bytes += qdisc_pkt_len(skb);
 		pkts++;
+		carousel_give_back(q, skb);
 		carousel_unlink(sch, skb, false);
 		qdisc_qstats_drop(sch);
 		rtnl_kfree_skbs(skb, skb);
@@ -1397,7 +1443,7 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 			carousel_rebuild(sch, w, levels, p.granularity, keep);
 		else
 			q->wheel = w;
-	} else if (q->wheel->count > keep) {
+	} else if (q->skbs > keep) {
 		carousel_rebuild(sch, q->wheel, levels, p.granularity, keep);
 	}
 	sch_tree_unlock(sch);

@@ -134,7 +134,7 @@ static inline int carousel_tstamp_clock(const struct sk_buff *skb)
 struct carousel_flow;
 
 /*
- * Per-packet state, in the qdisc's 20 bytes of skb->cb (packed: 17 of
+ * Per-packet state, in the qdisc's 20 bytes of skb->cb (packed: 18 of
  * them).  A pending packet waits in the wheel at its own time, its EDT
  * stamp, and is charged to its class when that time comes; a charged
  * packet's time is its departure.

@@ -21,7 +21,7 @@ assert_eq "default horizon (ns)" "$(qjq "$DEV" '.[0].options.horizon')" 10000000
 assert_eq "default horizon_drop" "$(qjq "$DEV" '.[0].options.horizon_drop')" true
 assert_eq "default timer_slack (ns)" "$(qjq "$DEV" '.[0].options.timer_slack')" 10000
 assert_eq "default flow_budget (packets)" "$(qjq "$DEV" '.[0].options.flow_budget')" 2
-assert_eq "default flow_budget_time (ns)" "$(qjq "$DEV" '.[0].options.flow_budget_time')" 30000000
+assert_eq "default flow_budget_time (ns)" "$(qjq "$DEV" '.[0].options.flow_budget_time')" 60000000
 assert_eq "default ce_threshold (ns, 0 = off)" "$(qjq "$DEV" '.[0].options.ce_threshold')" 0
 gran=$(qjq "$DEV" '.[0].options.granularity')
 [ "$gran" -le 2000 ] || fail "default granularity $gran ns is coarser than 2us"

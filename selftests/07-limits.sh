@@ -5,8 +5,10 @@
 # limit and flow_limit.  One UDP socket with a large send buffer offers
 # 1000 datagrams to a 1 Mbit class at once: the qdisc never holds more
 # than `limit' packets, the excess is counted in limit_drops, and
-# sent + dropped + backlog equals what was offered.  Then flow_limit
-# caps one socket while a second socket still gets its own share.
+# sent + dropped + backlog equals what was offered.  Lowering the limit
+# live drops the excess and gives its time back to the class.  Then
+# flow_limit caps one socket while a second socket still gets its own
+# share.
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
@@ -35,6 +37,26 @@ ns_s tc qdisc change dev "$DEV" root carousel limit 10 || fail "limit 10"
 qlen=$(qjq "$DEV" '.[0].qlen')
 [ "$qlen" -le 10 ] || fail "qlen $qlen after lowering limit to 10"
 assert_eq "offered after trim" "$(( $(offered) - base ))" 1000
+
+# ...and gives the class back the time its dropped packets had taken.  A
+# 100 kbit class given 100 datagrams (8.3 s of its rate), then limit 10:
+# the class's schedule (its lag) must end about where its kept packets
+# leave, 83 ms each, not where the dropped ones would have (before: the
+# whole queue's time, about 8 s).
+ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 || fail "qdisc add"
+ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 100kbit || fail "class add"
+send --port 7001 --count 100 >/dev/null || fail "udpsend"
+echo "# before the trim: qlen $(qjq "$DEV" '.[0].qlen'), lag $(cjq "$DEV" '.[0].stats.lag_ns') ns"
+ns_s tc qdisc change dev "$DEV" root carousel limit 10 || fail "limit 10"
+kept=$(qjq "$DEV" '.[0].qlen')
+lag=$(cjq "$DEV" '.[0].stats.lag_ns')
+[[ "$lag" =~ ^[0-9]+$ ]] || fail "no lag_ns in tc -s class: $lag"
+awk -v l="$lag" -v k="$kept" 'BEGIN {
+	b = ((k + 1) * 1042 * 8 / 1e5 + 0.1) * 1e9
+	printf "class lag after the trim: %.1f ms (want <= %.1f ms: %d kept + 1 packets, + 100 ms)\n",
+		l / 1e6, b / 1e6, k
+	exit !(l <= b) }' >&2 || check_fail "the class kept the time of the packets the trim dropped"
 
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 flow_limit 20 || fail "qdisc add 2"

@@ -3,7 +3,7 @@
 # timeout: 240
 #
 # Deferred completion with many flows, at the qdisc's defaults (no option
-# set: flow_budget 2, flow_budget_time 30ms, limit 10000, flow_limit 100).
+# set: flow_budget 2, flow_budget_time 60ms, limit 10000, flow_limit 100).
 # FLOWS (200) bulk TCP flows from one sender (tools/tcpflows.py) through
 # one 50 Mbit class for T (14) s.
 # The flows stay charged to their sockets until they leave the wheel, and

@@ -16,6 +16,15 @@
 # (the backpressure that replaces the drops), and the class must hold its
 # rate.  Before, each split counted SEGS packets against flow_limit: the
 # segments of the second packet past 100 were dropped.
+#
+# Then IP fragments, whose sender also handed over one datagram: IP output
+# takes any non-zero return of the qdisc for an error and frees the
+# datagram's remaining fragments, so NET_XMIT_CN, which the default flow
+# budget returns to a flow over it, must reach TCP only.  One socket sends
+# NF datagrams of 6000 B (5 fragments each) into a 2 Mbit class, where
+# its flow is soon over budget: every datagram must arrive.  Before, the
+# first fragment past the budget got CN and the rest of its datagram was
+# freed.
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
@@ -52,9 +61,15 @@ except socket.timeout:
 print(json.dumps({"received": n, "timed": n - SKIP,
                   "seconds": (last - first) if n > SKIP else 0}))
 EOF
-bg ns_r "$PYTHON" "$TMPD/recv.py" "$PORT" "$TMPD/listening" >"$TMPD/recv.json" 2>"$ART/recv.err"
-receiver=$BG_PID
-busywait 30000 test -e "$TMPD/listening" || fail "receiver did not start"
+# recv_start PORT: a receiver counting datagrams on PORT until 2 s
+# without one, into $TMPD/recv-PORT.json; its pid in $receiver.
+recv_start() {
+	bg ns_r "$PYTHON" "$TMPD/recv.py" "$1" "$TMPD/listening-$1" \
+		>"$TMPD/recv-$1.json" 2>"$ART/recv-$1.err"
+	receiver=$BG_PID
+	busywait 30000 test -e "$TMPD/listening-$1" || fail "receiver did not start"
+}
+recv_start $PORT
 
 ns_s "$PYTHON" - "$IP_R" "$PORT" "$N" "$SEGS" "$PAYLOAD" >"$TMPD/send.json" <<'EOF' ||
 import json, socket, sys, time
@@ -73,8 +88,8 @@ print(json.dumps({"sent": n * segs, "blocked_s": blocked,
                   "sndbuf": s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)}))
 EOF
 	fail "UDP_SEGMENT sender failed (no UDP GSO here?)"
-_wait_pid "$receiver" || fail "receiver failed: $(cat "$ART/recv.err")"
-snd=$(cat "$TMPD/send.json") rcv=$(cat "$TMPD/recv.json")
+_wait_pid "$receiver" || fail "receiver failed: $(cat "$ART/recv-$PORT.err")"
+snd=$(cat "$TMPD/send.json") rcv=$(cat "$TMPD/recv-$PORT.json")
 echo "# sender: $snd"
 echo "# receiver: $rcv"
 st=$(qjq "$DEV" '.[0] | {packets, drops, flow_limit_drops, limit_drops, horizon_drops}')
@@ -91,4 +106,30 @@ awk -v b="$(jq .blocked_s <<<"$snd")" -v n=$N -v s=$SEGS -v p=$PAYLOAD -v r=$RAT
 check_within "receive rate (bit/s, wire)" \
 	"$(jq -r --argjson p $PAYLOAD '.timed * ($p + 42) * 8 / .seconds | floor' <<<"$rcv")" \
 	$RATE 2
+
+# Part 2: fragments.
+NF=40 FPORT=$((PORT + 1)) FRATE=2000000
+# (flow_limit raised: IP output may allocate a datagram's fragments up to
+# twice the send buffer, and each fragment counts against flow_limit; this
+# part is about CN, at the default budget.)
+ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 flow_limit 1000 ||
+	fail "qdisc add"
+ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate $FRATE || fail "class add"
+recv_start $FPORT
+ns_s "$PYTHON" - "$IP_R" "$FPORT" "$NF" <<'EOF' || fail "fragmenting sender failed"
+import socket, sys
+dst, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((dst, port))
+for _ in range(n):
+    s.send(b"f" * 6000)
+EOF
+_wait_pid "$receiver" || fail "receiver failed: $(cat "$ART/recv-$FPORT.err")"
+rcv=$(cat "$TMPD/recv-$FPORT.json")
+st=$(qjq "$DEV" '.[0] | {packets, drops, cn_returns, flow_limit_drops, limit_drops}')
+echo "# fragments: receiver $rcv; tc -s $(jq -c . <<<"$st")"
+assert_eq "datagrams of 5 fragments received" "$(jq .received <<<"$rcv")" $NF
+assert_eq "qdisc drops" "$(jq .drops <<<"$st")" 0
+assert_eq "fragments sent by the qdisc" "$(jq .packets <<<"$st")" $((NF * 5))
 exit 0
