@@ -102,10 +102,11 @@
  * Default flow budget: 2 packets and 60 ms at the flow's share of its
  * class (see carousel_over_budget()).  The packet bound rules with many
  * flows: 200 TCP flows in a 50 Mbit class hold 2 packets each, with no
- * drop from their initial windows on.  The time bound keeps a lone flow
- * free: TCP Small Queues already keeps up to two 2-segment skbs (~9 KB,
- * 7 ms at 10 Mbit) below it, and a flow cut by CWR must still outlast
- * the host's stalls.  docs/design.md has the measurements.
+ * drop from their initial windows on.  The time bound keeps a class of a
+ * few flows free: TCP Small Queues already keeps up to two 2-segment
+ * skbs (~9 KB, 7 ms at 10 Mbit) below each, and a flow cut by CWR must
+ * still outlast the host's stalls.  A flow alone in its class is never
+ * over budget.  docs/design.md has the measurements.
  */
 #define CAROUSEL_BUDGET_DEFAULT		2
 #define CAROUSEL_BUDGET_T_DEFAULT	(60 * NSEC_PER_MSEC)
@@ -486,14 +487,16 @@ static unsigned long carousel_flow_key(const struct carousel_sched_data *q,
 				       struct sk_buff *skb, bool *tcp)
 {
 	struct sock *sk = skb->sk;
+	unsigned long hash;
 
 	*tcp = false;
-	if (!sk || !carousel_sk_is_flow(sk))
-		return (unsigned long)(skb_get_hash(skb) & CAROUSEL_HASH_MASK)
-		       << 1 | 1;
+	if (!sk || !carousel_sk_is_flow(sk)) {
+		hash = skb_get_hash(skb) & CAROUSEL_HASH_MASK;
+		return hash << 1 | 1;
+	}
 	if (sk_fullsock(sk)) {
 		carousel_set_pacing(q, sk);
-		*tcp = sk->sk_protocol == IPPROTO_TCP;
+		*tcp = sk_is_tcp(sk);
 	}
 	return (unsigned long)sk;
 }
@@ -646,7 +649,8 @@ static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 	u64 next;
 	u16 rem;
 
-	if (unlikely(q->skbs >= sch->limit))
+	/* (a packet peeked into gso_skb, under a parent that peeks, counts) */
+	if (unlikely(q->skbs + skb_queue_len(&sch->gso_skb) >= sch->limit))
 		return &q->stat_limit_drops;
 	if (unlikely(!at))
 		return &q->stat_horizon_drops;
@@ -799,8 +803,16 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 	u64 *refused;
 
 	refused = carousel_admit(sch, cl, key, prev_len, at, now, &fl);
-	if (unlikely(refused))
+	if (unlikely(refused)) {
+		/* Counted in segments, as what is sent is (bstats). */
+		u32 more = max_t(u32, skb_shinfo(skb)->gso_segs, 1) - 1;
+
+		*refused += more;
+		sch->qstats.drops += more;
+		if (cl)
+			cl->drops += more;
 		return carousel_drop(skb, sch, cl, refused, to_free);
+	}
 
 	segs = skb_gso_segment(skb, features & ~NETIF_F_GSO_MASK);
 	if (IS_ERR_OR_NULL(segs)) {
@@ -1117,14 +1129,16 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 }
 
 /*
- * A charged packet dropped by a rebuild, which keeps the earliest, was the
- * last of its flow's and class's schedule: its class gets back the time it
- * had taken, and its flow's floor comes back to it, so that what the flow
- * and class send next does not wait for packets that will never leave.
- * (At the class's rate as it is now: a share of a ceiling may have moved.)
+ * A charged packet dropped by a rebuild, which keeps the earliest, is later
+ * than every packet of its flow and class that stays: its class gets back
+ * the time it had taken, and its flow's floor comes back to it, so that
+ * what the flow and class send next does not wait for packets that will
+ * never leave.  The time given back is len at the class's own rate, never
+ * more than it was charged (a share of a ceiling only stretches it), so
+ * the clock cannot fall behind the packets kept; a class rate lowered
+ * since is the exception, and a configuration change as well.
  */
-static void carousel_give_back(struct carousel_sched_data *q,
-			       struct sk_buff *skb)
+static void carousel_give_back(struct sk_buff *skb)
 {
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	struct carousel_flow *fl = cb->fl;
@@ -1133,7 +1147,8 @@ static void carousel_give_back(struct carousel_sched_data *q,
 	if (!cl || cb->pending)
 		return;
 	cl->time_next -= min(cl->time_next,
-			     carousel_tx_ns(q, cl, qdisc_pkt_len(skb), NULL));
+			     div64_u64((u64)qdisc_pkt_len(skb) * NSEC_PER_SEC,
+				       cl->rate));
 	fl->tail = min(fl->tail, cb->time_to_send);
 }
 
@@ -1176,7 +1191,7 @@ static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
 			q->stat_limit_drops++;
 		bytes += qdisc_pkt_len(skb);
 		pkts++;
-		carousel_give_back(q, skb);
+		carousel_give_back(skb);
 		carousel_unlink(sch, skb, false);
 		qdisc_qstats_drop(sch);
 		rtnl_kfree_skbs(skb, skb);

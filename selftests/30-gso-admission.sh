@@ -20,11 +20,11 @@
 # Then IP fragments, whose sender also handed over one datagram: IP output
 # takes any non-zero return of the qdisc for an error and frees the
 # datagram's remaining fragments, so NET_XMIT_CN, which the default flow
-# budget returns to a flow over it, must reach TCP only.  One socket sends
-# NF datagrams of 6000 B (5 fragments each) into a 2 Mbit class, where
-# its flow is soon over budget: every datagram must arrive.  Before, the
-# first fragment past the budget got CN and the rest of its datagram was
-# freed.
+# budget returns to a flow over it, must reach TCP only.  Two sockets
+# (the budget is for flows that share a class) send NF datagrams of 6000 B
+# (5 fragments each) in turns into a 2 Mbit class, where their flows are
+# soon over budget: every datagram must arrive.  Before, the first
+# fragment past the budget got CN and the rest of its datagram was freed.
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
@@ -120,10 +120,11 @@ recv_start $FPORT
 ns_s "$PYTHON" - "$IP_R" "$FPORT" "$NF" <<'EOF' || fail "fragmenting sender failed"
 import socket, sys
 dst, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.connect((dst, port))
-for _ in range(n):
-    s.send(b"f" * 6000)
+socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for s in socks:
+    s.connect((dst, port))
+for i in range(n):
+    socks[i % 2].send(b"f" * 6000)
 EOF
 _wait_pid "$receiver" || fail "receiver failed: $(cat "$ART/recv-$FPORT.err")"
 rcv=$(cat "$TMPD/recv-$FPORT.json")
