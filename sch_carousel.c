@@ -112,16 +112,18 @@
 #define CAROUSEL_BUDGET_T_DEFAULT	(60 * NSEC_PER_MSEC)
 
 struct carousel_class {
+/* What enqueue and dequeue touch, first (64 bytes): */
 	u64		rate;		/* bytes/s */
 	u64		time_next;	/* ns: start of the class's next packet */
-	u64		bytes;		/* sent */
-	u64		packets;	/* sent, in segments */
+	u64		release;	/* ns: its release clock (catch-up cap) */
+	u64		release_rate;	/* bytes/s of that clock: the higher of
+					 * its rates since it was last idle
+					 */
 	u32		burst;		/* bytes */
 	u32		qlen;		/* packets in the wheel */
 	u32		pending;	/* of them, not yet charged to it */
+	u32		held;		/* of them, held by its release clock */
 	u32		backlog;	/* bytes in the wheel */
-	u32		drops;
-	u32		filter_cnt;	/* filters bound to this class */
 	u32		flows:25;	/* its flows with packets in the wheel */
 	u32		dead:1;		/* deleted, freed when qlen drops to 0 */
 	u32		rerate:1;	/* rate changed while active: clamp the
@@ -129,6 +131,12 @@ struct carousel_class {
 					 */
 	u16		minor;		/* classid is sch->handle:minor */
 	u16		tx_rem;		/* carousel_tx_rem() of time_next */
+
+/* Counted as packets leave, and read by dumps and its estimator: */
+	struct gnet_stats_basic_sync bstats;	/* sent, in segments */
+	struct net_rate_estimator __rcu *rate_est;
+	u32		drops;
+	u32		filter_cnt;	/* filters bound to this class */
 };
 
 /*
@@ -191,6 +199,7 @@ struct carousel_sched_data {
 	u64			stat_alloc_drops;
 	u64			stat_ce_marks;
 	u64			stat_cn_returns;
+	u64			stat_catchup_holds;
 	u64			stat_timer_arms;
 	u64			stat_timer_fires;
 	u64			stat_timer_latency;
@@ -508,12 +517,14 @@ static u64 carousel_credit(const struct carousel_class *cl)
 }
 
 /*
- * How far back a pending packet charged late (a late watchdog) may start
- * its class clock: up to this much of what fell due meanwhile leaves at
- * once, at most 4 ms of the class's rate; lateness beyond it is time the
- * class loses, not a burst.
+ * The catch-up cap: how much of a class's time a late watchdog (or a
+ * stopped queue) may release at once, beyond its burst.  A packet charged
+ * late starts its class clock no earlier than this before now, and the
+ * release clock (carousel_release()) holds charged packets that fell due
+ * meanwhile to the same; lateness beyond it is time the class loses, not
+ * a burst.
  */
-#define CAROUSEL_CATCHUP_NS	(4 * NSEC_PER_MSEC)
+#define CAROUSEL_CATCHUP_NS	(16 * NSEC_PER_MSEC)
 
 /*
  * The departure of a packet of len bytes of flow fl whose own time is
@@ -562,6 +573,10 @@ static void carousel_clamp_clock(struct Qdisc *sch, struct carousel_class *cl,
 	cl->rerate = 0;
 	if (cl->time_next > max)
 		cl->time_next = max;
+	/* no packet of the old rate is left: the clock takes the new one */
+	cl->release_rate = cl->rate;
+	if (!cl->held)
+		cl->release = 0;	/* the class clock bounds what it sends */
 }
 
 static void carousel_rerate(struct Qdisc *sch, struct carousel_class *cl,
@@ -726,6 +741,7 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	cb->fl = fl;
 	cb->pending = pending;
 	cb->ends = 0;
+	cb->released = 0;
 	carousel_wheel_sync(q->wheel, now);
 	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart)))
 		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
@@ -928,14 +944,15 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 
 	cl->backlog -= qdisc_pkt_len(skb);
 	if (sent) {
-		cl->bytes += qdisc_pkt_len(skb);
-		cl->packets += skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+		_bstats_update(&cl->bstats, qdisc_pkt_len(skb),
+			       skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1);
 	} else {
 		cl->drops++;
 	}
 	was_active = carousel_class_active(cl);
 	cl->qlen--;
 	cl->pending -= cb->pending;
+	cl->held -= cb->released;
 	if (cl->dead) {
 		if (!cl->qlen)
 			kfree(cl);
@@ -956,8 +973,9 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
  * clock; when it leaves, the clock moves on by its transmission time from
  * the instant it could have left, max(its time, the clock), not from now:
  * the clock replays the ideal schedule, so a late watchdog costs no rate,
- * and what it releases at once is what became due meanwhile, as with the
- * class clocks.
+ * and what it releases at once is what became due meanwhile: the classes
+ * under it are each held to their catch-up cap (carousel_release()), the
+ * ceiling itself is not.
  */
 static bool carousel_ceiling_admit(struct carousel_sched_data *q,
 				   const struct sk_buff *skb, u64 now)
@@ -1054,14 +1072,71 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	return false;
 }
 
+/*
+ * The release clock of a class bounds its catch-up: a due charged packet
+ * leaves at once only if the class has released no more than its burst
+ * and the catch-up cap ahead of its rate; else it goes back in the wheel
+ * at the instant it may leave, reserved for it.  So a watchdog late by L
+ * releases at most burst + rate * min(L, catch-up) at once, not all that
+ * fell due (docs/design.md, "Catch-up").  On time, it holds nothing:
+ * departures are spaced at the class's rate or slower (a ceiling's share),
+ * at most its burst before the class clock.  A packet that becomes due
+ * while others of its class are held goes in behind the last of them
+ * (the clock has passed its reserved time), so no flow is reordered.
+ * After a rate change, until the packets charged at the old rate have
+ * left, the clock runs at the higher of the two rates: they keep the
+ * times they were given, as everywhere else.  Returns true if skb, the
+ * head of slot, may leave now, with in *next the clock once it has (0:
+ * no change).
+ */
+static bool carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
+			     struct sk_buff *skb, u64 now, u64 *next)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	struct carousel_class *cl = cb->fl->cl;
+	u64 floor = carousel_credit(cl) + CAROUSEL_CATCHUP_NS;
+	u64 start, tx;
+
+	*next = 0;
+	if (cb->released)
+		return true;
+	floor = now > floor ? now - floor : 0;
+	start = max(cl->release, floor);
+	tx = div64_u64((u64)qdisc_pkt_len(skb) * NSEC_PER_SEC,
+		       cl->release_rate);
+	if (!cl->held && start <= now) {
+		*next = start + tx;
+		return true;
+	}
+	/* Behind the packets held (the clock is past them), never earlier. */
+	start = max(start, carousel_skb_time(skb));
+	carousel_wheel_pop(q->wheel, slot);
+	if (unlikely(!carousel_wheel_insert(q->wheel, skb, start))) {
+		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
+		return false;
+	}
+	cl->release = start + tx;
+	/* The class lost that time: what it charges next comes after. */
+	if (cl->time_next < cl->release)
+		cl->time_next = cl->release;
+	cl->held++;
+	cb->time_to_send = start;
+	cb->released = 1;
+	if (start > now)
+		q->stat_catchup_holds++;
+	return false;
+}
+
 static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_wheel *w = q->wheel;
+	u64 now, wake, release = 0;
+	struct carousel_class *cl;
 	struct carousel_slot *slot;
 	unsigned int settled;
 	struct sk_buff *skb;
-	u64 now, wake;
 
 	/*
 	 * q.qlen may also count a packet peeked into gso_skb: ask the wheel.
@@ -1112,10 +1187,15 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 		if (carousel_cb(skb)->pending &&
 		    !carousel_settle(sch, slot, skb, now))
 			continue;
+		cl = carousel_cb(skb)->fl->cl;
+		if (cl && !carousel_release(sch, slot, skb, now, &release))
+			continue;
 		if (!carousel_ceiling_admit(q, skb, now)) {
 			wake = q->ceil_next;
 			break;
 		}
+		if (cl && release)
+			cl->release = release;
 		carousel_wheel_pop(w, slot);
 		carousel_unlink(sch, skb, true);
 		qdisc_bstats_update(sch, skb);
@@ -1218,6 +1298,7 @@ static void carousel_reset(struct Qdisc *sch)
 	}
 	xa_for_each(&q->classes, minor, cl) {
 		cl->time_next = 0;
+		cl->release = 0;
 		cl->tx_rem = 0;
 		cl->rerate = 0;
 	}
@@ -1227,19 +1308,126 @@ static void carousel_reset(struct Qdisc *sch)
 	qdisc_watchdog_cancel(&q->watchdog);
 }
 
+/*
+ * Every option's range is in the policy, checked by the netlink core
+ * before anything is applied and reported with the error
+ * (NLMSGERR_ATTR_POLICY).  The core's own text for a value out of range
+ * is "integer out of range": carousel_parse_nested() puts the option's
+ * own message in its place.
+ */
+#define CAROUSEL_RANGE(name, lo, hi)					\
+	static CAROUSEL_RANGE_CONST struct netlink_range_validation	\
+	carousel_##name##_range = {					\
+		.min = (lo), .max = (hi),				\
+	}
+
+CAROUSEL_RANGE(rate, 0, CAROUSEL_RATE_MAX);
+CAROUSEL_RANGE(minor, 0, 0xffff);
+CAROUSEL_RANGE(gran, 1, CAROUSEL_GRAN_MAX);
+CAROUSEL_RANGE(horizon, 1, U32_MAX);
+CAROUSEL_RANGE(bool, 0, 1);
+CAROUSEL_RANGE(limit, 1, CAROUSEL_LIMIT_MAX);
+CAROUSEL_RANGE(flow_limit, 1, U16_MAX);
+CAROUSEL_RANGE(budget, 0, U16_MAX);
+CAROUSEL_RANGE(budget_t, 0, CAROUSEL_BUDGET_T_MAX);
+CAROUSEL_RANGE(ce, 0, CAROUSEL_CE_MAX);
+CAROUSEL_RANGE(slack, 0, CAROUSEL_SLACK_MAX);
+CAROUSEL_RANGE(class_rate, 1, CAROUSEL_RATE_MAX);
+
 static const struct nla_policy carousel_policy[TCA_CAROUSEL_MAX + 1] = {
-	[TCA_CAROUSEL_RATE]		= { .type = NLA_U64 },
-	[TCA_CAROUSEL_DEFAULT]		= { .type = NLA_U32 },
-	[TCA_CAROUSEL_GRANULARITY]	= { .type = NLA_U32 },
-	[TCA_CAROUSEL_HORIZON]		= { .type = NLA_U32 },
-	[TCA_CAROUSEL_HORIZON_DROP]	= { .type = NLA_U8 },
-	[TCA_CAROUSEL_LIMIT]		= { .type = NLA_U32 },
-	[TCA_CAROUSEL_FLOW_LIMIT]	= { .type = NLA_U32 },
-	[TCA_CAROUSEL_TIMER_SLACK]	= { .type = NLA_U32 },
-	[TCA_CAROUSEL_CE_THRESHOLD]	= { .type = NLA_U32 },
-	[TCA_CAROUSEL_FLOW_BUDGET]	= { .type = NLA_U32 },
-	[TCA_CAROUSEL_FLOW_BUDGET_TIME]	= { .type = NLA_U32 },
+	[TCA_CAROUSEL_RATE]	= NLA_POLICY_FULL_RANGE(NLA_U64, &carousel_rate_range),
+	[TCA_CAROUSEL_DEFAULT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_minor_range),
+	[TCA_CAROUSEL_GRANULARITY] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_gran_range),
+	[TCA_CAROUSEL_HORIZON]	= NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_horizon_range),
+	[TCA_CAROUSEL_HORIZON_DROP] = NLA_POLICY_FULL_RANGE(NLA_U8, &carousel_bool_range),
+	[TCA_CAROUSEL_LIMIT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_limit_range),
+	[TCA_CAROUSEL_FLOW_LIMIT] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_flow_limit_range),
+	[TCA_CAROUSEL_TIMER_SLACK] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_slack_range),
+	[TCA_CAROUSEL_CE_THRESHOLD] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_ce_range),
+	[TCA_CAROUSEL_FLOW_BUDGET] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_budget_range),
+	[TCA_CAROUSEL_FLOW_BUDGET_TIME] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_budget_t_range),
 };
+
+
+static const struct nla_policy carousel_class_policy[TCA_CAROUSEL_CLASS_MAX + 1] = {
+	[TCA_CAROUSEL_CLASS_RATE] = NLA_POLICY_FULL_RANGE(NLA_U64, &carousel_class_rate_range),
+	[TCA_CAROUSEL_CLASS_BURST] = { .type = NLA_U32 },
+};
+
+
+/* Each option's own words for a value outside its range. */
+#define CAROUSEL_RANGE_MSG(extack, bad, msg)				\
+	NL_SET_ERR_MSG_ATTR_POL(extack, bad, (extack)->policy, msg)
+
+static void carousel_range_msg(struct netlink_ext_ack *extack,
+			       const struct nlattr *bad)
+{
+	switch (nla_type(bad)) {
+	case TCA_CAROUSEL_RATE:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: rate must be at most 8.8Tbit, or 0 for none");
+		break;
+	case TCA_CAROUSEL_DEFAULT:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: default must be a minor 1..ffff, or 0");
+		break;
+	case TCA_CAROUSEL_GRANULARITY:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: granularity must be between 1ns and 1s");
+		break;
+	case TCA_CAROUSEL_HORIZON:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: horizon must be at least 1us");
+		break;
+	case TCA_CAROUSEL_HORIZON_DROP:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: horizon_drop must be 0 (cap) or 1 (drop)");
+		break;
+	case TCA_CAROUSEL_LIMIT:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: limit must be between 1 and 16777216 packets");
+		break;
+	case TCA_CAROUSEL_FLOW_LIMIT:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: flow_limit must be between 1 and 65535 packets");
+		break;
+	case TCA_CAROUSEL_TIMER_SLACK:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: timer_slack must be at most 1s");
+		break;
+	case TCA_CAROUSEL_CE_THRESHOLD:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: ce_threshold must be at most 1s, or 0 for none");
+		break;
+	case TCA_CAROUSEL_FLOW_BUDGET:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: flow_budget must be at most 65535 packets, or 0 for none");
+		break;
+	case TCA_CAROUSEL_FLOW_BUDGET_TIME:
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: flow_budget_time must be at most 1s");
+		break;
+	}
+}
+
+static void carousel_class_range_msg(struct netlink_ext_ack *extack,
+				     const struct nlattr *bad)
+{
+	if (nla_type(bad) == TCA_CAROUSEL_CLASS_RATE)
+		CAROUSEL_RANGE_MSG(extack, bad, "carousel: class rate must be 1 byte/s .. 8.8Tbit");
+}
+
+/*
+ * nla_parse_nested(), with a value outside its policy's range reported in
+ * the option's own words (the core's bad_attr and policy kept), as -EINVAL
+ * as before the ranges moved into the policies.  Only a range check
+ * returns -ERANGE there.
+ */
+static int carousel_parse_nested(struct nlattr **tb, int max,
+				 const struct nlattr *opt,
+				 const struct nla_policy *policy,
+				 void (*msg)(struct netlink_ext_ack *,
+					     const struct nlattr *),
+				 struct netlink_ext_ack *extack)
+{
+	int err;
+
+	err = nla_parse_nested(tb, max, opt, policy, extack);
+	if (err != -ERANGE)
+		return err;
+	if (extack && extack->bad_attr)
+		msg(extack, extack->bad_attr);
+	return -EINVAL;
+}
 
 /* The qdisc parameters, gathered and checked before any is applied. */
 struct carousel_params {
@@ -1256,111 +1444,38 @@ struct carousel_params {
 	u8	horizon_drop;
 };
 
-static int carousel_parse(struct nlattr **tb, struct carousel_params *p,
-			  struct netlink_ext_ack *extack)
+static void carousel_parse(struct nlattr **tb, struct carousel_params *p)
 {
-	struct nlattr *a;
+	if (tb[TCA_CAROUSEL_RATE])
+		p->rate = nla_get_u64(tb[TCA_CAROUSEL_RATE]);
+	if (tb[TCA_CAROUSEL_DEFAULT])
+		p->default_minor = nla_get_u32(tb[TCA_CAROUSEL_DEFAULT]);
+	if (tb[TCA_CAROUSEL_GRANULARITY])
+		p->granularity = nla_get_u32(tb[TCA_CAROUSEL_GRANULARITY]);
+	if (tb[TCA_CAROUSEL_HORIZON])
+		p->horizon = (u64)nla_get_u32(tb[TCA_CAROUSEL_HORIZON]) *
+			     NSEC_PER_USEC;
+	if (tb[TCA_CAROUSEL_HORIZON_DROP])
+		p->horizon_drop = nla_get_u8(tb[TCA_CAROUSEL_HORIZON_DROP]);
+	if (tb[TCA_CAROUSEL_LIMIT])
+		p->limit = nla_get_u32(tb[TCA_CAROUSEL_LIMIT]);
+	if (tb[TCA_CAROUSEL_FLOW_LIMIT])
+		p->flow_limit = nla_get_u32(tb[TCA_CAROUSEL_FLOW_LIMIT]);
+	if (tb[TCA_CAROUSEL_FLOW_BUDGET])
+		p->flow_budget = nla_get_u32(tb[TCA_CAROUSEL_FLOW_BUDGET]);
+	if (tb[TCA_CAROUSEL_FLOW_BUDGET_TIME])
+		p->flow_budget_time =
+			nla_get_u32(tb[TCA_CAROUSEL_FLOW_BUDGET_TIME]);
+	if (tb[TCA_CAROUSEL_CE_THRESHOLD])
+		p->ce_threshold = nla_get_u32(tb[TCA_CAROUSEL_CE_THRESHOLD]);
+	if (tb[TCA_CAROUSEL_TIMER_SLACK])
+		p->timer_slack = nla_get_u32(tb[TCA_CAROUSEL_TIMER_SLACK]);
+}
 
-	a = tb[TCA_CAROUSEL_RATE];
-	if (a) {
-		p->rate = nla_get_u64(a);
-		if (p->rate > CAROUSEL_RATE_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: rate must be at most 8.8Tbit, or 0 for none");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_DEFAULT];
-	if (a) {
-		p->default_minor = nla_get_u32(a);
-		if (p->default_minor > 0xffff) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: default must be a minor 1..ffff, or 0");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_GRANULARITY];
-	if (a) {
-		p->granularity = nla_get_u32(a);
-		if (!p->granularity || p->granularity > CAROUSEL_GRAN_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: granularity must be between 1ns and 1s");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_HORIZON];
-	if (a) {
-		if (!nla_get_u32(a)) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: horizon must be at least 1us");
-			return -EINVAL;
-		}
-		p->horizon = (u64)nla_get_u32(a) * NSEC_PER_USEC;
-	}
-	a = tb[TCA_CAROUSEL_HORIZON_DROP];
-	if (a) {
-		p->horizon_drop = nla_get_u8(a);
-		if (p->horizon_drop > 1) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: horizon_drop must be 0 (cap) or 1 (drop)");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_LIMIT];
-	if (a) {
-		p->limit = nla_get_u32(a);
-		if (!p->limit || p->limit > CAROUSEL_LIMIT_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: limit must be between 1 and 16777216 packets");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_FLOW_LIMIT];
-	if (a) {
-		p->flow_limit = nla_get_u32(a);
-		if (!p->flow_limit || p->flow_limit > U16_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: flow_limit must be between 1 and 65535 packets");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_FLOW_BUDGET];
-	if (a) {
-		p->flow_budget = nla_get_u32(a);
-		if (p->flow_budget > U16_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: flow_budget must be at most 65535 packets, or 0 for none");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_FLOW_BUDGET_TIME];
-	if (a) {
-		p->flow_budget_time = nla_get_u32(a);
-		if (p->flow_budget_time > CAROUSEL_BUDGET_T_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: flow_budget_time must be at most 1s");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_CE_THRESHOLD];
-	if (a) {
-		p->ce_threshold = nla_get_u32(a);
-		if (p->ce_threshold > CAROUSEL_CE_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: ce_threshold must be at most 1s, or 0 for none");
-			return -EINVAL;
-		}
-	}
-	a = tb[TCA_CAROUSEL_TIMER_SLACK];
-	if (a) {
-		p->timer_slack = nla_get_u32(a);
-		if (p->timer_slack > CAROUSEL_SLACK_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "carousel: timer_slack must be at most 1s");
-			return -EINVAL;
-		}
-	}
-
+/* What no single option's range can say: how they fit together. */
+static int carousel_params_check(const struct carousel_params *p,
+				 struct netlink_ext_ack *extack)
+{
 	if (p->horizon < p->granularity) {
 		NL_SET_ERR_MSG_MOD(extack, "horizon must not be shorter than granularity");
 		return -EINVAL;
@@ -1386,8 +1501,9 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	int err;
 
 	if (opt) {
-		err = nla_parse_nested(tb, TCA_CAROUSEL_MAX, opt,
-				       carousel_policy, extack);
+		err = carousel_parse_nested(tb, TCA_CAROUSEL_MAX, opt,
+					    carousel_policy,
+					    carousel_range_msg, extack);
 		if (err < 0)
 			return err;
 	}
@@ -1403,7 +1519,8 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	p.ce_threshold = q->ce_threshold;
 	p.timer_slack = q->timer_slack;
 	p.horizon_drop = q->horizon_drop;
-	err = carousel_parse(tb, &p, extack);
+	carousel_parse(tb, &p);
+	err = carousel_params_check(&p, extack);
 	if (err)
 		return err;
 
@@ -1566,6 +1683,7 @@ static void carousel_destroy(struct Qdisc *sch)
 	carousel_reset(sch);
 	xa_for_each(&q->classes, minor, cl) {
 		xa_erase(&q->classes, minor);
+		gen_kill_estimator(&cl->rate_est);
 		kfree(cl);
 	}
 	xa_destroy(&q->classes);
@@ -1610,6 +1728,59 @@ nla_put_failure:
 	return -1;
 }
 
+/* Where each counter of the statistics nest is in its struct. */
+struct carousel_xstat {
+	u16	attr;
+	u16	off;
+	u16	size;
+};
+
+#define CAROUSEL_QDISC_XSTAT(attr, field)				\
+	{ TCA_CAROUSEL_XSTATS_##attr, offsetof(struct tc_carousel_xstats, field), \
+	  sizeof_field(struct tc_carousel_xstats, field) },
+#define CAROUSEL_CLASS_XSTAT(attr, field)				\
+	{ TCA_CAROUSEL_XSTATS_##attr,					\
+	  offsetof(struct tc_carousel_class_xstats, field),		\
+	  sizeof_field(struct tc_carousel_class_xstats, field) },
+
+static const struct carousel_xstat carousel_qdisc_xstats[] = {
+	TC_CAROUSEL_QDISC_XSTATS(CAROUSEL_QDISC_XSTAT)
+};
+
+static const struct carousel_xstat carousel_class_xstats[] = {
+	TC_CAROUSEL_CLASS_XSTATS(CAROUSEL_CLASS_XSTAT)
+};
+
+/* TCA_STATS_APP: the kind, then each counter of st as a u64 (sch_carousel.h). */
+static int carousel_put_xstats(struct gnet_dump *d, u32 kind, const void *st,
+			       const struct carousel_xstat *x, unsigned int n)
+{
+	struct sk_buff *skb = d->skb;
+	struct nlattr *nest;
+	unsigned int i;
+	u64 v;
+
+	nest = nla_nest_start_noflag(skb, TCA_STATS_APP);
+	if (!nest)
+		return -1;
+	if (nla_put_u32(skb, TCA_CAROUSEL_XSTATS_KIND, kind))
+		goto cancel;
+	for (i = 0; i < n; i++) {
+		if (x[i].size == sizeof(u32))
+			v = *(const u32 *)(st + x[i].off);
+		else
+			v = *(const u64 *)(st + x[i].off);
+		if (nla_put_u64_64bit(skb, x[i].attr, v,
+				      TCA_CAROUSEL_XSTATS_PAD))
+			goto cancel;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -1;
+}
+
 static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
@@ -1631,6 +1802,7 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.alloc_drops		= q->stat_alloc_drops;
 	st.ce_marks		= q->stat_ce_marks;
 	st.cn_returns		= q->stat_cn_returns;
+	st.catchup_holds	= q->stat_catchup_holds;
 	st.flows		= q->nr_flows;
 	st.timer_arms		= q->stat_timer_arms;
 	st.timer_fires		= q->stat_timer_fires;
@@ -1652,15 +1824,12 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 			       next > now ? next - now : 0;
 	sch_tree_unlock(sch);
 
-	return gnet_stats_copy_app(d, &st, sizeof(st));
+	return carousel_put_xstats(d, TC_CAROUSEL_XSTATS_QDISC, &st,
+				   carousel_qdisc_xstats,
+				   ARRAY_SIZE(carousel_qdisc_xstats));
 }
 
 /* Classes */
-
-static const struct nla_policy carousel_class_policy[TCA_CAROUSEL_CLASS_MAX + 1] = {
-	[TCA_CAROUSEL_CLASS_RATE]	= { .type = NLA_U64 },
-	[TCA_CAROUSEL_CLASS_BURST]	= { .type = NLA_U32 },
-};
 
 static unsigned long carousel_find(struct Qdisc *sch, u32 classid)
 {
@@ -1684,18 +1853,14 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		NL_SET_ERR_MSG_MOD(extack, "class options are missing: rate is required");
 		return -EINVAL;
 	}
-	err = nla_parse_nested(tb, TCA_CAROUSEL_CLASS_MAX, opt,
-			       carousel_class_policy, extack);
+	err = carousel_parse_nested(tb, TCA_CAROUSEL_CLASS_MAX, opt,
+				    carousel_class_policy,
+				    carousel_class_range_msg, extack);
 	if (err < 0)
 		return err;
 
 	if (tb[TCA_CAROUSEL_CLASS_RATE]) {
 		rate = nla_get_u64(tb[TCA_CAROUSEL_CLASS_RATE]);
-		if (!rate || rate > CAROUSEL_RATE_MAX) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_CAROUSEL_CLASS_RATE],
-					    "carousel: class rate must be 1 byte/s .. 8.8Tbit");
-			return -EINVAL;
-		}
 	} else if (!cl) {
 		NL_SET_ERR_MSG_MOD(extack, "a new class needs a rate");
 		return -EINVAL;
@@ -1709,12 +1874,34 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 			NL_SET_ERR_MSG_MOD(extack, "a class cannot change its parent");
 			return -EINVAL;
 		}
+		/* The last step that can fail, so a failure changes nothing. */
+		if (tca[TCA_RATE]) {
+			err = gen_replace_estimator(&cl->bstats, NULL,
+						    &cl->rate_est, NULL, true,
+						    tca[TCA_RATE]);
+			if (err == -EINVAL)
+				NL_SET_ERR_MSG_ATTR(extack, tca[TCA_RATE],
+						    "carousel: bad rate estimator");
+			if (err)
+				return err;
+		}
 		sch_tree_lock(sch);
 		if (carousel_class_active(cl))
 			q->active_rate += rate - cl->rate;
 		rerate = rate != cl->rate;
 		if (rerate)
 			cl->tx_rem = 0;	/* a fraction of the old rate's ns */
+		/* a new credit is measured from the class clock afresh */
+		if ((rerate || burst != cl->burst) && !cl->held)
+			cl->release = 0;
+		/*
+		 * Packets charged at the old rate keep their times: the
+		 * release clock runs at the higher of the two until they have
+		 * left (carousel_clamp_clock()), so it never holds them back
+		 * for a rate they were not charged at.
+		 */
+		if (rate > cl->release_rate || !carousel_class_active(cl))
+			cl->release_rate = rate;
 		cl->rate = rate;
 		cl->burst = burst;
 		if (rerate)
@@ -1737,10 +1924,24 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		return -ENOMEM;
 	cl->minor = TC_H_MIN(classid);
 	cl->rate = rate;
+	cl->release_rate = rate;
 	cl->burst = burst;
+	gnet_stats_basic_sync_init(&cl->bstats);
+	if (tca[TCA_RATE]) {
+		err = gen_new_estimator(&cl->bstats, NULL, &cl->rate_est, NULL,
+					true, tca[TCA_RATE]);
+		if (err == -EINVAL)
+			NL_SET_ERR_MSG_ATTR(extack, tca[TCA_RATE],
+					    "carousel: bad rate estimator");
+		if (err) {
+			kfree(cl);
+			return err;
+		}
+	}
 
 	err = xa_insert(&q->classes, TC_H_MIN(classid), cl, GFP_KERNEL);
 	if (err) {
+		gen_kill_estimator(&cl->rate_est);
 		kfree(cl);
 		if (err == -EBUSY)
 			NL_SET_ERR_MSG_MOD(extack, "class already exists");
@@ -1774,6 +1975,7 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 	 * read below, under that lock, includes its packet.
 	 */
 	xa_erase(&q->classes, cl->minor);
+	gen_kill_estimator(&cl->rate_est);
 
 	sch_tree_lock(sch);
 	q->nr_classes--;
@@ -1885,8 +2087,8 @@ static int carousel_dump_class_stats(struct Qdisc *sch, unsigned long arg,
 
 	gnet_stats_basic_sync_init(&bs);
 	sch_tree_lock(sch);
-	u64_stats_set(&bs.bytes, cl->bytes);
-	u64_stats_set(&bs.packets, cl->packets);
+	u64_stats_set(&bs.bytes, u64_stats_read(&cl->bstats.bytes));
+	u64_stats_set(&bs.packets, u64_stats_read(&cl->bstats.packets));
 	qs.backlog = cl->backlog;
 	qs.drops = cl->drops;
 	qlen = cl->qlen;
@@ -1896,9 +2098,12 @@ static int carousel_dump_class_stats(struct Qdisc *sch, unsigned long arg,
 	sch_tree_unlock(sch);
 
 	if (gnet_stats_copy_basic(d, NULL, &bs, true) < 0 ||
+	    gnet_stats_copy_rate_est(d, &cl->rate_est) < 0 ||
 	    gnet_stats_copy_queue(d, NULL, &qs, qlen) < 0)
 		return -1;
-	return gnet_stats_copy_app(d, &xs, sizeof(xs));
+	return carousel_put_xstats(d, TC_CAROUSEL_XSTATS_CLASS, &xs,
+				   carousel_class_xstats,
+				   ARRAY_SIZE(carousel_class_xstats));
 }
 
 static const struct Qdisc_class_ops carousel_class_ops = {
@@ -1935,7 +2140,7 @@ static int __init carousel_module_init(void)
 {
 	int err;
 
-	BUILD_BUG_ON(sizeof(struct carousel_class) > 64);
+	BUILD_BUG_ON(offsetof(struct carousel_class, bstats) > 64);
 	carousel_flow_cachep = KMEM_CACHE(carousel_flow, 0);
 	if (!carousel_flow_cachep)
 		return -ENOMEM;

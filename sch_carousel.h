@@ -49,44 +49,116 @@ enum {
 #define TCA_CAROUSEL_CLASS_MAX	(__TCA_CAROUSEL_CLASS_MAX - 1)
 
 /*
- * Qdisc statistics (TCA_STATS_APP).  Append only: userspace copies
- * min(payload, sizeof()) into a zeroed struct, so an older or newer peer
- * still reads the fields it knows.
+ * Statistics: TCA_STATS_APP, of the qdisc and of each class, is a nest of
+ * attributes.  The first is TCA_CAROUSEL_XSTATS_KIND and says whose they
+ * are; each counter after it is a u64, and a reader skips what it does
+ * not know, so counters can be added without a size to agree on.
  */
-struct tc_carousel_xstats {
-	__u64	wheel_packets;		/* packets in the wheel now */
-	__u64	horizon_drops;		/* dropped: departure beyond horizon */
-	__u64	horizon_caps;		/* departure capped to now + horizon */
-	__u64	limit_drops;		/* dropped: qdisc limit reached */
-	__u64	flow_limit_drops;	/* dropped: flow_limit reached */
-	__u64	filter_drops;		/* dropped by a filter action (shot) */
-	__u64	unclassified;		/* packets enqueued with no class */
-	__u64	timer_arms;		/* watchdog (re)armed */
-	__u64	timer_fires;		/* dequeues at or after an armed expiry */
-	__u64	timer_latency_ns;	/* sum over fires of (dequeue - expiry) */
-	__u64	timer_latency_max_ns;	/* largest single (dequeue - expiry) */
-	__u64	next_departure_ns;	/* from now; 0 = due, ~0ULL = empty */
-	__u64	cascades;		/* packets moved down a wheel level */
-	__u64	classes;		/* classes configured */
-	__u64	wheel_bytes;		/* memory of the wheel and its index */
-	__u32	wheel_levels;		/* levels of the hierarchical wheel */
-	__u32	pad;
-	__u64	flows;			/* flows with packets in the wheel now */
-	__u64	ce_marks;		/* packets marked ECN CE */
-	__u64	cn_returns;		/* enqueues over a flow budget (CN) */
-	__u64	alloc_drops;		/* dropped: no memory for a flow */
+enum {
+	TCA_CAROUSEL_XSTATS_UNSPEC,
+	TCA_CAROUSEL_XSTATS_PAD,
+	TCA_CAROUSEL_XSTATS_KIND,		/* u32, first: whose */
+	TCA_CAROUSEL_XSTATS_WHEEL_PACKETS,	/* packets in the wheel now */
+	TCA_CAROUSEL_XSTATS_HORIZON_DROPS,	/* dropped: beyond horizon */
+	TCA_CAROUSEL_XSTATS_HORIZON_CAPS,	/* capped to now + horizon */
+	TCA_CAROUSEL_XSTATS_LIMIT_DROPS,	/* dropped: limit reached */
+	TCA_CAROUSEL_XSTATS_FLOW_LIMIT_DROPS,	/* dropped: flow_limit reached */
+	TCA_CAROUSEL_XSTATS_FILTER_DROPS,	/* dropped by a filter action */
+	TCA_CAROUSEL_XSTATS_UNCLASSIFIED,	/* packets enqueued with no class */
+	TCA_CAROUSEL_XSTATS_TIMER_ARMS,		/* watchdog (re)armed */
+	TCA_CAROUSEL_XSTATS_TIMER_FIRES,	/* dequeues at or after expiry */
+	TCA_CAROUSEL_XSTATS_TIMER_LATENCY_NS,	/* sum of their lateness */
+	TCA_CAROUSEL_XSTATS_TIMER_LATENCY_MAX_NS, /* the largest of them */
+	TCA_CAROUSEL_XSTATS_NEXT_DEPARTURE_NS,	/* from now, ~0 = empty */
+	TCA_CAROUSEL_XSTATS_CASCADES,		/* packets moved down a level */
+	TCA_CAROUSEL_XSTATS_CLASSES,		/* classes configured */
+	TCA_CAROUSEL_XSTATS_WHEEL_BYTES,	/* memory of wheel and index */
+	TCA_CAROUSEL_XSTATS_WHEEL_LEVELS,	/* levels of the wheel */
+	TCA_CAROUSEL_XSTATS_FLOWS,		/* flows with packets queued */
+	TCA_CAROUSEL_XSTATS_CE_MARKS,		/* packets marked ECN CE */
+	TCA_CAROUSEL_XSTATS_CN_RETURNS,		/* enqueues over a budget */
+	TCA_CAROUSEL_XSTATS_ALLOC_DROPS,	/* dropped: no memory */
+	TCA_CAROUSEL_XSTATS_CATCHUP_HOLDS,	/* due packets held back */
+	TCA_CAROUSEL_XSTATS_LAG_NS,		/* class: its clock - now */
+	TCA_CAROUSEL_XSTATS_EFFECTIVE_RATE,	/* class: bytes/s, its share */
+	__TCA_CAROUSEL_XSTATS_MAX
 };
 
+#define TCA_CAROUSEL_XSTATS_MAX	(__TCA_CAROUSEL_XSTATS_MAX - 1)
+
 /*
- * Class statistics (TCA_STATS_APP of a class).  Append only, and it must
- * stay smaller than struct tc_carousel_xstats: tc hands both to the same
- * print_xstats() hook, which tells them apart by size.
+ * Values of TCA_CAROUSEL_XSTATS_KIND.  Modules before the nest sent the
+ * structs below bare, told apart by length alone; a nest starts with this
+ * attribute (8 bytes: length 8, type 2, value), and no bare struct can
+ * start so: its first field is a packet count or a lag in ns, whose upper
+ * 32 bits are never this large.
  */
-struct tc_carousel_class_xstats {
-	__u64	lag_ns;			/* class timestamp - now, 0 if behind */
-	__u64	effective_rate;		/* bytes/s after ceiling sharing */
-	__u64	flows;			/* flows with packets in the wheel now */
+#define TC_CAROUSEL_XSTATS_QDISC	0x63720001
+#define TC_CAROUSEL_XSTATS_CLASS	0x63720002
+
+/*
+ * The statistics as the plugin holds them, and as modules before the nest
+ * sent them: a qdisc's at least 128 bytes, a class's fewer.  Each X(attr,
+ * field) list pairs an attribute with its field.
+ */
+struct tc_carousel_xstats {
+	__u64	wheel_packets;
+	__u64	horizon_drops;
+	__u64	horizon_caps;
+	__u64	limit_drops;
+	__u64	flow_limit_drops;
+	__u64	filter_drops;
+	__u64	unclassified;
+	__u64	timer_arms;
+	__u64	timer_fires;
+	__u64	timer_latency_ns;
+	__u64	timer_latency_max_ns;
+	__u64	next_departure_ns;
+	__u64	cascades;
+	__u64	classes;
+	__u64	wheel_bytes;
+	__u32	wheel_levels;
+	__u32	pad;
+	__u64	flows;
+	__u64	ce_marks;
+	__u64	cn_returns;
+	__u64	alloc_drops;
+	__u64	catchup_holds;		/* only in the nest */
 };
+
+#define TC_CAROUSEL_QDISC_XSTATS(X)					\
+	X(WHEEL_PACKETS, wheel_packets)					\
+	X(HORIZON_DROPS, horizon_drops)					\
+	X(HORIZON_CAPS, horizon_caps)					\
+	X(LIMIT_DROPS, limit_drops)					\
+	X(FLOW_LIMIT_DROPS, flow_limit_drops)				\
+	X(FILTER_DROPS, filter_drops)					\
+	X(UNCLASSIFIED, unclassified)					\
+	X(TIMER_ARMS, timer_arms)					\
+	X(TIMER_FIRES, timer_fires)					\
+	X(TIMER_LATENCY_NS, timer_latency_ns)				\
+	X(TIMER_LATENCY_MAX_NS, timer_latency_max_ns)			\
+	X(NEXT_DEPARTURE_NS, next_departure_ns)				\
+	X(CASCADES, cascades)						\
+	X(CLASSES, classes)						\
+	X(WHEEL_BYTES, wheel_bytes)					\
+	X(WHEEL_LEVELS, wheel_levels)					\
+	X(FLOWS, flows)							\
+	X(CE_MARKS, ce_marks)						\
+	X(CN_RETURNS, cn_returns)					\
+	X(ALLOC_DROPS, alloc_drops)					\
+	X(CATCHUP_HOLDS, catchup_holds)
+
+struct tc_carousel_class_xstats {
+	__u64	lag_ns;
+	__u64	effective_rate;
+	__u64	flows;
+};
+
+#define TC_CAROUSEL_CLASS_XSTATS(X)					\
+	X(LAG_NS, lag_ns)						\
+	X(EFFECTIVE_RATE, effective_rate)				\
+	X(FLOWS, flows)
 
 #ifdef __KERNEL__
 #include <linux/skbuff.h>
@@ -101,6 +173,12 @@ struct tc_carousel_class_xstats {
 #ifdef CAROUSEL_HAVE_NET_GSO_H
 /* Since 6.6, skb_gso_segment() is declared here. */
 #include <net/gso.h>
+#endif
+#ifdef CAROUSEL_HAVE_CONST_RANGE
+#define CAROUSEL_RANGE_CONST	const
+#else
+/* Before 6.2, a policy points to a writable netlink_range_validation. */
+#define CAROUSEL_RANGE_CONST
 #endif
 #ifndef CAROUSEL_HAVE_ALIAS_NET_SCH
 /* Before 6.10, tc asks for the module "sch_<kind>" by name. */
@@ -134,7 +212,7 @@ static inline int carousel_tstamp_clock(const struct sk_buff *skb)
 struct carousel_flow;
 
 /*
- * Per-packet state, in the qdisc's 20 bytes of skb->cb (packed: 18 of
+ * Per-packet state, in the qdisc's 20 bytes of skb->cb (packed: 19 of
  * them).  A pending packet waits in the wheel at its own time, its EDT
  * stamp, and is charged to its class when that time comes; a charged
  * packet's time is its departure.
@@ -144,6 +222,9 @@ struct carousel_skb_cb {
 	struct carousel_flow	*fl;		/* its flow, which names its class */
 	u8			pending;	/* not yet charged to its class */
 	u8			ends;		/* last of a packet as handed over */
+	u8			released;	/* held by, and past, the release
+						 * clock (carousel_release())
+						 */
 } __packed __aligned(4);
 
 static inline struct carousel_skb_cb *carousel_cb(struct sk_buff *skb)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 180
+# timeout: 240
 #
 # `tc class change' of a rate while TCP runs through the class: the new
 # rate holds at once (wire rate from the class's byte counter before and
@@ -10,6 +10,7 @@
 # wheel, twice while an SO_TXTIME flow (2 ms apart, 200 ms ahead) waits in
 # it: every datagram leaves, in order (as released, on the device), none
 # before its time, and the spacing holds.
+# Then a class's burst raised while a UDP flow is queued in it (below).
 source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
@@ -51,6 +52,7 @@ assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
 assert_eq "retransmits" "$(jq '.end.sum_sent.retransmits' "$(iperf_json 5300)")" 0
 
 N=2500 GAP_US=2000
+_backlog_at_least() { [ "$(qjq "$DEV" '.[0].qlen')" -ge "$1" ]; }
 bg ns_s "$PYTHON" "$TOOLS/sniff_seq.py" --dev "$DEV" --port 6000 --count $N \
 	--timeout 15 --ready "$TMPD/sniffing" >"$TMPD/sniff.json"
 sniff=$BG_PID
@@ -78,3 +80,35 @@ assert_eq "reorders as released" "$(jq .reorders "$TMPD/sniff.json")" 0
 assert_eq "received" "$(jq .received <<<"$r")" $N
 assert_eq "early" "$(jq .early <<<"$r")" 0
 assert_within "mean gap (ns)" "$(jq .mean_gap_ns <<<"$r")" $((GAP_US * 1000)) 1
+
+# A burst raised mid-backlog reorders nothing.  One UDP socket keeps about
+# 40 datagrams (about 330 ms at 1 Mbit) queued in class 1:10 at burst 0;
+# then its burst goes to 100 kB, a credit of 0.8 s: new packets may leave
+# up to 0.8 s before the class clock, but never before the packets of
+# their flow already queued.  (Before each flow's last departure was kept
+# as a floor, the new packets overtook the queued ones.)
+ns_s tc class change dev "$DEV" classid 1:10 carousel rate 1mbit burst 0 ||
+	fail "class change to 1mbit burst 0"
+N=300
+bg ns_s "$PYTHON" "$TOOLS/sniff_seq.py" --dev "$DEV" --port 6100 --count $N \
+	--timeout 30 --ready "$TMPD/sniffing2" >"$TMPD/sniff2.json"
+sniff=$BG_PID
+busywait 30000 test -e "$TMPD/sniffing2" || fail "sniffer did not start"
+txtime_recv 6100 $N 40
+d0=$(qjq "$DEV" '.[0].drops')
+bg txtime_send 6100 --gap-us 0 --count $N --size 1000 --lead-ms 0 --sndbuf 90000
+sender=$BG_PID
+busywait 30000 _backlog_at_least 20 || fail "class 1:10 never built a backlog"
+q=$(qjq "$DEV" '.[0].qlen')
+ns_s tc class change dev "$DEV" classid 1:10 carousel burst 100kb || fail "burst change"
+echo "# burst raised to 100kb with $q packets queued"
+assert_ge "burst of 1:10 after the change (bytes)" \
+	"$(class_json "$DEV" | jq '.[] | select(.handle == "1:10") | .burst')" 100000
+_wait_pid "$sender"
+r=$(txtime_wait 6100)
+_wait_pid "$sniff"
+echo "# released: $(cat "$TMPD/sniff2.json")"
+assert_eq "drops (burst change)" "$(qjq "$DEV" '.[0].drops')" "$d0"
+assert_eq "datagrams seen leaving (burst change)" "$(jq .captured "$TMPD/sniff2.json")" $N
+assert_eq "reorders as released (burst change)" "$(jq .reorders "$TMPD/sniff2.json")" 0
+assert_eq "received (burst change)" "$(jq .received <<<"$r")" $N

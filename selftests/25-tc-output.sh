@@ -29,7 +29,7 @@ XSTATS='"wheel_packets", "horizon_drops", "horizon_caps", "limit_drops",
 	"flow_limit_drops", "filter_drops", "unclassified", "timer_arms", "timer_fires",
 	"timer_latency_ns", "timer_latency_max_ns", "next_departure_ns", "cascades",
 	"classes", "wheel_bytes", "wheel_levels", "flows", "ce_marks", "cn_returns",
-	"alloc_drops"'
+	"alloc_drops", "catchup_holds"'
 # tc's own keys (not ours; they differ between tc versions).
 TC_ALLOW='"kind", "handle", "root", "parent", "refcnt", "bytes", "packets", "drops",
 	"overlimits", "requeues", "backlog", "qlen", "ingress_block", "egress_block"'
@@ -66,6 +66,7 @@ OPTVALS='"options.rate": 12500000, "options.default": 48, "options.granularity":
 	"options.ce_threshold": 2000000, "options.timer_slack": 20000, "classes": 2'
 ALLINTS='["timer_arms", "timer_fires", "timer_latency_ns", "timer_latency_max_ns",
 	"cascades", "wheel_bytes", "wheel_levels", "cn_returns", "next_departure_ns",
+	"catchup_holds",
 	"overlimits", "requeues"]'
 
 # 1. Idle, before any traffic: options, and every counter at 0.

@@ -118,9 +118,10 @@ char *sprint_time64(__s64 time, char *buf);
 
 /*
  * tc hands a class's TCA_STATS_APP to the same print_xstats as the
- * qdisc's, with nothing to tell them apart but their length.  Both structs
- * only ever grow, and the qdisc's was 128 bytes from the start, so a
- * payload at least that long is the qdisc's.
+ * qdisc's.  Today's modules send a nest whose first attribute says whose
+ * it is.  Modules before it sent a bare struct, told apart by length only:
+ * the qdisc's was 128 bytes from the start and only grew, the class's was
+ * always shorter.
  */
 #define CAROUSEL_QDISC_XSTATS_MIN	128
 
@@ -591,6 +592,8 @@ static void carousel_print_qdisc_xstats(const struct tc_carousel_xstats *st)
 	}
 	carousel_print_ns("timer_latency_max_ns", " max %s",
 			  st->timer_latency_max_ns);
+	carousel_print_u64("catchup_holds", " catchup_holds %llu",
+			   st->catchup_holds);
 	/* JSON always has the key: ~0 (2^64 - 1) is an empty wheel. */
 	if (st->next_departure_ns != ~0ULL) {
 		carousel_print_ns("next_departure_ns", "  next_departure %s",
@@ -612,30 +615,78 @@ carousel_print_class_xstats(const struct tc_carousel_class_xstats *st)
 	carousel_print_u64("flows", " flows %llu", st->flows);
 }
 
+/*
+ * The kind of a nest (TC_CAROUSEL_XSTATS_QDISC or _CLASS), or 0 for a
+ * bare struct from an older module: a nest opens with an 8-byte kind
+ * attribute, which a bare struct cannot (sch_carousel.h).
+ */
+static __u32 carousel_xstats_kind(const struct rtattr *xstats)
+{
+	const struct rtattr *first = RTA_DATA(xstats);
+	__u32 kind;
+
+	if (RTA_PAYLOAD(xstats) < RTA_LENGTH(sizeof(kind)) ||
+	    first->rta_len != RTA_LENGTH(sizeof(kind)) ||
+	    first->rta_type != TCA_CAROUSEL_XSTATS_KIND)
+		return 0;
+	kind = carousel_attr_u32(first);
+	if (kind != TC_CAROUSEL_XSTATS_QDISC && kind != TC_CAROUSEL_XSTATS_CLASS)
+		return 0;
+	return kind;
+}
+
+/* A counter from the nest into the struct; one the module lacks stays 0. */
+#define CAROUSEL_GET_XSTAT(attr, field)					\
+	if (carousel_has(tb, TCA_CAROUSEL_XSTATS_##attr, sizeof(__u64)))	\
+		st->field = carousel_attr_u64(tb[TCA_CAROUSEL_XSTATS_##attr]);
+
+static void carousel_get_qdisc_xstats(struct rtattr *tb[],
+				      struct tc_carousel_xstats *st)
+{
+	TC_CAROUSEL_QDISC_XSTATS(CAROUSEL_GET_XSTAT)
+}
+
+static void carousel_get_class_xstats(struct rtattr *tb[],
+				      struct tc_carousel_class_xstats *st)
+{
+	TC_CAROUSEL_CLASS_XSTATS(CAROUSEL_GET_XSTAT)
+}
+
 static int carousel_print_xstats(const struct qdisc_util *qu CAROUSEL_UNUSED,
 				 FILE *f CAROUSEL_UNUSED, struct rtattr *xstats)
 {
+	struct rtattr *tb[TCA_CAROUSEL_XSTATS_MAX + 1];
+	struct tc_carousel_class_xstats cst;
+	struct tc_carousel_xstats qst;
 	size_t len;
+	__u32 kind;
 
 	if (!xstats)
 		return 0;
+	memset(&qst, 0, sizeof(qst));
+	memset(&cst, 0, sizeof(cst));
 	len = RTA_PAYLOAD(xstats);
+	kind = carousel_xstats_kind(xstats);
 
-	/* Copy what both sides know; a shorter (older) peer leaves zeros. */
-	if (len >= CAROUSEL_QDISC_XSTATS_MIN) {
-		struct tc_carousel_xstats st;
-
-		memset(&st, 0, sizeof(st));
-		memcpy(&st, RTA_DATA(xstats),
-		       len < sizeof(st) ? len : sizeof(st));
-		carousel_print_qdisc_xstats(&st);
+	if (kind) {
+		parse_rtattr_flags(tb, TCA_CAROUSEL_XSTATS_MAX,
+				   RTA_DATA(xstats), len, 0);
+		if (kind == TC_CAROUSEL_XSTATS_QDISC) {
+			carousel_get_qdisc_xstats(tb, &qst);
+			carousel_print_qdisc_xstats(&qst);
+		} else {
+			carousel_get_class_xstats(tb, &cst);
+			carousel_print_class_xstats(&cst);
+		}
+	} else if (len >= CAROUSEL_QDISC_XSTATS_MIN) {
+		/* an older module's struct: what both sides know */
+		memcpy(&qst, RTA_DATA(xstats),
+		       len < sizeof(qst) ? len : sizeof(qst));
+		carousel_print_qdisc_xstats(&qst);
 	} else {
-		struct tc_carousel_class_xstats st;
-
-		memset(&st, 0, sizeof(st));
-		memcpy(&st, RTA_DATA(xstats),
-		       len < sizeof(st) ? len : sizeof(st));
-		carousel_print_class_xstats(&st);
+		memcpy(&cst, RTA_DATA(xstats),
+		       len < sizeof(cst) ? len : sizeof(cst));
+		carousel_print_class_xstats(&cst);
 	}
 	return 0;
 }

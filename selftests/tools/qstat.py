@@ -49,7 +49,12 @@ TCA_STATS_BASIC = 1
 TCA_STATS_QUEUE = 3
 TCA_STATS_APP = 4
 NLA_TYPE_MASK = 0x3FFF
-XSTATS_FLOWS_OFF = 128   # offsetof(struct tc_carousel_xstats, flows)
+# carousel's statistics (sch_carousel.h): a nest whose first attribute is
+# its kind; modules before the nest sent a bare struct.
+XSTATS_KIND = 2
+XSTATS_KIND_QDISC = 0x63720001
+XSTATS_FLOWS = 19
+XSTATS_FLOWS_OFF = 128   # offsetof(struct tc_carousel_xstats, flows), bare
 
 NLMSG = struct.Struct("=IHHII")
 TCMSG = struct.Struct("=BBHiIII")
@@ -115,11 +120,23 @@ def parse(buf, off, end):
                 elif stype == TCA_STATS_QUEUE and len(sdata) >= 12:
                     r["qlen"], r["backlog"], r["drops"] = \
                         struct.unpack_from("=III", sdata)
-                elif stype == TCA_STATS_APP and \
-                        len(sdata) >= XSTATS_FLOWS_OFF + 8:
-                    r["flows"] = struct.unpack_from(
-                        "=Q", sdata, XSTATS_FLOWS_OFF)[0]
+                elif stype == TCA_STATS_APP:
+                    r["flows"] = xstats_flows(sdata)
     return r
+
+
+def xstats_flows(data):
+    """flows from carousel's qdisc statistics, nest or bare struct."""
+    app = list(attrs(data, 0, len(data)))
+    if app and app[0][0] == XSTATS_KIND and len(app[0][1]) == 4 and \
+            struct.unpack("=I", app[0][1])[0] == XSTATS_KIND_QDISC:
+        for atype, v in app:
+            if atype == XSTATS_FLOWS and len(v) >= 8:
+                return struct.unpack_from("=Q", v)[0]
+        return None
+    if len(data) >= XSTATS_FLOWS_OFF + 8:
+        return struct.unpack_from("=Q", data, XSTATS_FLOWS_OFF)[0]
+    return None
 
 
 def timed_bytes(sock, ifindex, seq):

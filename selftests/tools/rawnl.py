@@ -52,6 +52,10 @@ NLM_F_CREATE = 0x400
 NLM_F_ACK_TLVS = 0x200		# in an NLMSG_ERROR's own flags
 NLMSGERR_ATTR_MSG = 1
 NLMSGERR_ATTR_OFFS = 2
+NLMSGERR_ATTR_POLICY = 4
+NLA_TYPE_MASK = 0x3FFF
+NL_POLICY_TYPE_ATTR_MIN_VALUE_U = 4	# in NLMSGERR_ATTR_POLICY, u64
+NL_POLICY_TYPE_ATTR_MAX_VALUE_U = 5
 
 RTM_NEWQDISC = 36
 RTM_NEWTCLASS = 40
@@ -116,6 +120,22 @@ C10 = 0x10010
 C20 = 0x10020
 EINVAL = errno.EINVAL
 
+TCA_RATE = 5			# struct tc_estimator { s8 interval; u8 ewma_log; }
+EST_BAD_INTERVAL = struct.pack("=bB", 9, 2)
+EST_BAD_EWMA = struct.pack("=bB", 0, 0)
+
+# The range each option's policy declares (sch_carousel.c), which the
+# kernel reports with a value outside it (NLMSGERR_ATTR_POLICY): the ranges
+# live in the policies, and the option's own message comes with them.
+POLICY_RANGE = {
+    "q17": {"min": 0, "max": 1},		# horizon_drop
+    "q18": {"min": 1, "max": 10**9},		# granularity, ns
+    "q19": {"min": 0, "max": 2**40},		# rate, bytes/s (8.8 Tbit)
+    "q20": {"min": 0, "max": 0xFFFF},		# default minor
+    "q24": {"min": 0, "max": 0xFFFF},		# flow_budget
+    "c08": {"min": 1, "max": 2**40},		# class rate 0
+    "c09": {"min": 1, "max": 2**40},		# class rate 2^64-1
+}
 LEN_MSG = r"invalid attribute length"
 LEFT_MSG = r"bytes leftover after parsing attributes"
 UNKNOWN_MSG = r"Unknown attribute type"
@@ -228,6 +248,13 @@ def cases():
          kind() + opts(nla(C_BURST, u32(1), nla_len=200)), EINVAL, LEFT_MSG),
         ("c17", "class change: good burst, then rate 0", "qc", c, CHANGE, C10, H1,
          kind() + opts(nla(C_BURST, u32(99)), nla(C_RATE, u64(0))), EINVAL, r"class rate must be 1 byte/s"),
+        # --- class rate estimators (TCA_RATE): a bad one changes nothing
+        ("c18", "class add: estimator interval 9 (past 8 s)", "qc", c, ADD, C20, H1,
+         kind() + opts(nla(C_RATE, u64(1000))) + nla(TCA_RATE, EST_BAD_INTERVAL), EINVAL,
+         r"bad rate estimator"),
+        ("c19", "class change: new rate with an estimator of ewma_log 0", "qc", c, CHANGE, C10, H1,
+         kind() + opts(nla(C_RATE, u64(5000))) + nla(TCA_RATE, EST_BAD_EWMA), EINVAL,
+         r"bad rate estimator"),
     ]
 
 
@@ -267,18 +294,37 @@ class Rtnl:
         olen, = struct.unpack_from("=I", payload, 4)
         off = 4 + (16 if flags & 0x100 else olen)	# NLM_F_CAPPED
         msg = offs = None
+        pol = {}
         if flags & NLM_F_ACK_TLVS:
             while off + 4 <= len(payload):
                 alen, atype = struct.unpack_from("=HH", payload, off)
                 if alen < 4:
                     break
+                atype &= NLA_TYPE_MASK		# the policy comes flagged nested
                 val = payload[off + 4:off + alen]
                 if atype == NLMSGERR_ATTR_MSG:
                     msg = val.rstrip(b"\0").decode(errors="replace")
                 elif atype == NLMSGERR_ATTR_OFFS:
                     offs, = struct.unpack("=I", val[:4])
+                elif atype == NLMSGERR_ATTR_POLICY:
+                    pol = Rtnl._policy(val)
                 off += (alen + 3) & ~3
-        return err, msg, offs
+        return err, msg, offs, pol
+
+    @staticmethod
+    def _policy(val):
+        """The rejected attribute's range, from NLMSGERR_ATTR_POLICY."""
+        pol, off = {}, 0
+        while off + 4 <= len(val):
+            alen, atype = struct.unpack_from("=HH", val, off)
+            if alen < 4:
+                break
+            if atype == NL_POLICY_TYPE_ATTR_MIN_VALUE_U and alen >= 12:
+                pol["min"], = struct.unpack_from("=Q", val, off + 4)
+            elif atype == NL_POLICY_TYPE_ATTR_MAX_VALUE_U and alen >= 12:
+                pol["max"], = struct.unpack_from("=Q", val, off + 4)
+            off += (alen + 3) & ~3
+        return pol
 
 
 # ------------------------------------------------------------------ harness
@@ -330,7 +376,7 @@ def main():
          kind() + opts(nla(C_RATE, u64(1000)), nla(C_BURST, u32(99))), '"rate":1000,"burst":99'),
     ]
     for name, mtype, flags, handle, parent, attrs, want in controls:
-        err, msg, _ = nl.request(mtype, flags, ifindex, handle, parent, attrs)
+        err, msg, _, _ = nl.request(mtype, flags, ifindex, handle, parent, attrs)
         st = state()
         if err or want not in st:
             print(f"rawnl.py: control \"{name}\" failed: error {err} ({msg}), state {st}")
@@ -350,7 +396,7 @@ def main():
         run([a.tc, "-force", "-batch", "-"], batch)
         before = state()
         kmsg.new()
-        err, msg, offs = nl.request(mtype, flags, ifindex, handle, parent, attrs)
+        err, msg, offs, pol = nl.request(mtype, flags, ifindex, handle, parent, attrs)
         new = kmsg.new()
         after = state()
         why = []
@@ -362,6 +408,8 @@ def main():
             why.append("no extended ack message")
         elif not re.search(want_msg, msg):
             why.append(f"ext ack {msg!r} lacks /{want_msg}/")
+        if cid in POLICY_RANGE and pol != POLICY_RANGE[cid]:
+            why.append(f"policy range in the ack {pol}, want {POLICY_RANGE[cid]}")
         if before != after:
             why.append(f"state changed: {before} -> {after}")
         bad = []
