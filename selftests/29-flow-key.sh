@@ -8,6 +8,7 @@
 #   1. an unconnected UDP socket sending to K peers (sendto) is K flows;
 #   2. the RSTs that the per-CPU control socket sends for K closed ports
 #      are K flows, not one (nor one per CPU);
+# (up to two fewer in both: hash-keyed flows are masked to 1024 a class)
 # while a connected socket stays one flow whatever it sends:
 #   3. K connected UDP sockets are K flows, and one of them sending K
 #      datagrams is one.
@@ -83,11 +84,14 @@ EOF
 
 drained() { [ "$(qjq "$DEV" '.[0].qlen')" = 0 ]; }
 
-# case NAME WANT CMD...: run CMD, then the most flows seen over 0.3 s
-# must be WANT (filler + K, or filler + 1).
+# case NAME WANT SLACK CMD...: run CMD, then the most flows seen over 0.3 s
+# must be WANT (filler + K, or filler + 1), or at most SLACK fewer: flows
+# keyed by hash are masked to 1024 per class (fq's orphan mask), so two of
+# K = 16 peers share one with a probability of about K^2 / 2048, 12% (seen
+# once in a fresh-clone run); three such pairs, about 0.03%.
 case_flows() {
-	local name=$1 want=$2 max=0 f i
-	shift 2
+	local name=$1 want=$2 slack=$3 max=0 f i
+	shift 3
 	busywait 20000 drained || fail "qdisc did not drain before $name"
 	"$@"
 	for i in 1 2 3 4 5 6; do
@@ -96,16 +100,17 @@ case_flows() {
 		sleep 0.05
 	done
 	# (soft: every case runs, and a failure names each that fell short)
-	echo "$name: flows in the wheel: $max (want $want)" >&2
-	[ "$max" = "$want" ] || check_fail "$name: $max flows, want $want"
+	echo "$name: flows in the wheel: $max (want $((want - slack)) .. $want)" >&2
+	((max <= want && max >= want - slack)) ||
+		check_fail "$name: $max flows, want $((want - slack)) .. $want"
 }
 
-case_flows "unconnected UDP socket, $K peers" $((1 + K)) udp unconnected
+case_flows "unconnected UDP socket, $K peers" $((1 + K)) 2 udp unconnected
 # The RSTs follow the filler and one socket's K datagrams: 1 + 1 + K
 # flows, the filler counted as one whether the RSTs overtake it or not.
-case_flows "RSTs for $K closed ports" $((1 + 1 + K)) rsts
-case_flows "$K connected UDP sockets" $((1 + K)) udp connected
-case_flows "one connected UDP socket, $K datagrams" $((1 + 1)) udp one
+case_flows "RSTs for $K closed ports" $((1 + 1 + K)) 2 rsts
+case_flows "$K connected UDP sockets" $((1 + K)) 0 udp connected
+case_flows "one connected UDP socket, $K datagrams" $((1 + 1)) 0 udp one
 
 busywait 20000 drained || fail "qdisc did not drain"
 st=$(qjq "$DEV" '.[0] | {packets, drops, flows}')
