@@ -1897,10 +1897,10 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		/*
 		 * Packets charged at the old rate keep their times: the
 		 * release clock runs at the higher of the two until they have
-		 * left (carousel_clamp_clock()), so it never holds them back
-		 * for a rate they were not charged at.
+		 * left (carousel_clamp_clock(), at once for an idle class), so
+		 * it never holds them back for a rate they were not charged at.
 		 */
-		if (rate > cl->release_rate || !carousel_class_active(cl))
+		if (rate > cl->release_rate)
 			cl->release_rate = rate;
 		cl->rate = rate;
 		cl->burst = burst;

@@ -51,12 +51,28 @@ iperf_wait 5300
 assert_eq "drops" "$(qjq "$DEV" '.[0].drops')" 0
 assert_eq "retransmits" "$(jq '.end.sum_sent.retransmits' "$(iperf_json 5300)")" 0
 
+# sniff_released PORT COUNT TIMEOUT: what DEV releases to PORT, in order,
+# into $TMPD/sniff-PORT.json; sets sniff to its pid once it captures.
+sniff_released() {
+	bg ns_s "$PYTHON" "$TOOLS/sniff_seq.py" --dev "$DEV" --port "$1" --count "$2" \
+		--timeout "$3" --ready "$TMPD/sniffing-$1" >"$TMPD/sniff-$1.json"
+	sniff=$BG_PID
+	busywait 30000 test -e "$TMPD/sniffing-$1" || fail "sniffer did not start"
+}
+
+# check_released WHAT PORT COUNT DROPS0 RECEIVER_JSON: no drop since DROPS0,
+# and COUNT datagrams seen leaving, in order, and received.
+check_released() {
+	echo "# released: $(cat "$TMPD/sniff-$2.json")"
+	assert_eq "drops ($1)" "$(qjq "$DEV" '.[0].drops')" "$4"
+	assert_eq "datagrams seen leaving ($1)" "$(jq .captured "$TMPD/sniff-$2.json")" "$3"
+	assert_eq "reorders as released ($1)" "$(jq .reorders "$TMPD/sniff-$2.json")" 0
+	assert_eq "received ($1)" "$(jq .received <<<"$5")" "$3"
+}
+
 N=2500 GAP_US=2000
 _backlog_at_least() { [ "$(qjq "$DEV" '.[0].qlen')" -ge "$1" ]; }
-bg ns_s "$PYTHON" "$TOOLS/sniff_seq.py" --dev "$DEV" --port 6000 --count $N \
-	--timeout 15 --ready "$TMPD/sniffing" >"$TMPD/sniff.json"
-sniff=$BG_PID
-busywait 30000 test -e "$TMPD/sniffing" || fail "sniffer did not start"
+sniff_released 6000 $N 15
 txtime_recv 6000 $N 40
 d0=$(qjq "$DEV" '.[0].drops')
 bg txtime_send 6000 --gap-us $GAP_US --count $N --size 1000 --lead-ms 200
@@ -73,16 +89,12 @@ _wait_pid "$sender"
 r=$(txtime_wait 6000)
 _wait_pid "$sniff"
 echo "# receiver: $r"
-echo "# released: $(cat "$TMPD/sniff.json")"
-assert_eq "drops across the rebuilds" "$(qjq "$DEV" '.[0].drops')" "$d0"
-assert_eq "datagrams seen leaving" "$(jq .captured "$TMPD/sniff.json")" $N
-assert_eq "reorders as released" "$(jq .reorders "$TMPD/sniff.json")" 0
-assert_eq "received" "$(jq .received <<<"$r")" $N
+check_released "across the rebuilds" 6000 $N "$d0" "$r"
 assert_eq "early" "$(jq .early <<<"$r")" 0
 assert_within "mean gap (ns)" "$(jq .mean_gap_ns <<<"$r")" $((GAP_US * 1000)) 1
 
 # A burst raised mid-backlog reorders nothing.  One UDP socket keeps about
-# 40 datagrams (about 330 ms at 1 Mbit) queued in class 1:10 at burst 0;
+# 70 datagrams (about 600 ms at 1 Mbit) queued in class 1:10 at burst 0;
 # then its burst goes to 100 kB, a credit of 0.8 s: new packets may leave
 # up to 0.8 s before the class clock, but never before the packets of
 # their flow already queued.  (Before each flow's last departure was kept
@@ -90,10 +102,7 @@ assert_within "mean gap (ns)" "$(jq .mean_gap_ns <<<"$r")" $((GAP_US * 1000)) 1
 ns_s tc class change dev "$DEV" classid 1:10 carousel rate 1mbit burst 0 ||
 	fail "class change to 1mbit burst 0"
 N=300
-bg ns_s "$PYTHON" "$TOOLS/sniff_seq.py" --dev "$DEV" --port 6100 --count $N \
-	--timeout 30 --ready "$TMPD/sniffing2" >"$TMPD/sniff2.json"
-sniff=$BG_PID
-busywait 30000 test -e "$TMPD/sniffing2" || fail "sniffer did not start"
+sniff_released 6100 $N 30
 txtime_recv 6100 $N 40
 d0=$(qjq "$DEV" '.[0].drops')
 bg txtime_send 6100 --gap-us 0 --count $N --size 1000 --lead-ms 0 --sndbuf 90000
@@ -107,8 +116,4 @@ assert_ge "burst of 1:10 after the change (bytes)" \
 _wait_pid "$sender"
 r=$(txtime_wait 6100)
 _wait_pid "$sniff"
-echo "# released: $(cat "$TMPD/sniff2.json")"
-assert_eq "drops (burst change)" "$(qjq "$DEV" '.[0].drops')" "$d0"
-assert_eq "datagrams seen leaving (burst change)" "$(jq .captured "$TMPD/sniff2.json")" $N
-assert_eq "reorders as released (burst change)" "$(jq .reorders "$TMPD/sniff2.json")" 0
-assert_eq "received (burst change)" "$(jq .received <<<"$r")" $N
+check_released "burst change" 6100 $N "$d0" "$r"
