@@ -17,17 +17,21 @@
 #   - no drop, CE marks counted, all pings answered;
 #   - loaded p90 RTT with ce_threshold <= 1/3 of HTB's, and p99 <= 1/3 of
 #     HTB's plus the worst watchdog lateness up to the end of that run;
-#   - the bulk flow still gets >= 80% of what the class allows, or, on a
-#     host whose stalls cost DCTCP more than that, >= 0.9 x what it gets
-#     through HTB + fq_codel marking at the same threshold in this boot.
+#   - the bulk flow still gets >= 80% of what the class allows, or, when
+#     this run's watchdog was late by >= 300us on average, what it gets
+#     through HTB + fq_codel marking at the same threshold, if that is
+#     lower (never under 50%); the reference must answer every ping, mark
+#     and not drop.
 # Why a reference for the goodput: a DCTCP flow held to a 1 ms queue
 # loses throughput whenever the qdisc's watchdog runs late, whatever the
-# shaper.  Measured in one 6.1 boot with both host cores busy 30 ms in
-# every 100 (the watchdog's mean lateness 0.33-0.40 ms, as in the CI run
-# that failed at 77.8%): carousel+ce kept 81.8% and 76.1% of the class,
-# HTB + fq_codel (ce_threshold 1ms) 72.3% and 67.4%; on a quiet host
-# (mean lateness 0.25 ms) carousel+ce keeps 90-96%.  The same boots put
-# carousel+ce's p90 at up to 0.26 of HTB's, hence 1/3 there too.
+# shaper.  Measured in 6.1 boots with both host cores busy 30 ms in every
+# 100 (the watchdog's mean lateness 0.33-0.40 ms, as in the CI run that
+# failed at 77.8%), carousel+ce against the reference in the same boot:
+# 81.8/72.3%, 76.1/67.4%, 73.8/67.2% of the class; on a quiet host (mean
+# lateness 0.19-0.30 ms) carousel+ce keeps 90-96%, the reference 89%.
+# The noisy boots put carousel+ce's p90 at 5.6-8.8 ms while HTB's p90 is
+# 33-35 ms (8.8 ms came from a boot without the HTB phase: about 0.26 of
+# it), against a 1/4 bound; 1/3 now, as p99's.
 # Why p90 and not p99: p99 of 300 pings is the third worst, and through a
 # saturated class that is set by this machine's watchdog stalls, not by
 # the shaper's queue.  Three runs in one 6.12 boot gave carousel+ce p99
@@ -64,17 +68,16 @@ for ns in "$NS_S" "$NS_R"; do
 		fail "dctcp in $ns"
 done
 
-# loaded NAME: bulk DCTCP for T s, NPING pings in its middle; prints
-# "replies p50 p99 max goodput_bps".
-_port=5200
+# loaded NAME PORT: bulk DCTCP to PORT for T s, NPING pings in its middle;
+# prints "replies p50 p99 max goodput_bps".  (It runs in a subshell, so
+# the caller picks the port: each phase keeps its own iperf JSON.)
 loaded() {
 	local r
-	_port=$((_port + 1))
-	iperf_start $_port $T -C dctcp
+	iperf_start "$2" $T -C dctcp
 	sleep 3
 	r=$(ping_rtt $NPING $IVAL "$1")
-	iperf_wait $_port
-	echo "$r $(iperf_bps $_port)"
+	iperf_wait "$2"
+	echo "$r $(iperf_bps "$2")"
 }
 
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 1 ce_threshold "$CE" $XOPTS ||
@@ -84,12 +87,12 @@ ping_ok 3 || fail "no ping through the qdisc"
 
 read -r n0 p50_0 p99_0 max0 < <(ping_rtt $NPING $IVAL unloaded)
 echo "# unloaded: $n0 replies, p50 ${p50_0}ms p99 ${p99_0}ms max ${max0}ms"
-read -r n1 p50_1 p99_1 max1 bps1 < <(loaded carousel-ce)
-st=$(qdisc_json "$DEV" | jq -c '.[0] | {drops, ce_marks, cn_returns, timer_latency_max_ns}')
+read -r n1 p50_1 p99_1 max1 bps1 < <(loaded carousel-ce 5201)
+st=$(qdisc_json "$DEV" | jq -c '.[0] | {drops, ce_marks, cn_returns, timer_fires, timer_latency_ns, timer_latency_max_ns}')
 echo "# carousel, ce_threshold $CE: $n1 replies, p50 ${p50_1}ms p99 ${p99_1}ms max ${max1}ms, bulk $bps1 bit/s; $st"
 
 ns_s tc qdisc change dev "$DEV" root carousel ce_threshold 0 || fail "ce_threshold off"
-read -r n2 p50_2 p99_2 max2 bps2 < <(loaded carousel)
+read -r n2 p50_2 p99_2 max2 bps2 < <(loaded carousel 5202)
 echo "# carousel, no ce_threshold: $n2 replies, p50 ${p50_2}ms p99 ${p99_2}ms max ${max2}ms, bulk $bps2 bit/s"
 
 timer=$(qdisc_json "$DEV" | jq -c '.[0] | {timer_fires, timer_latency_ns, timer_latency_max_ns}')
@@ -97,17 +100,18 @@ echo "# carousel timer: $timer"
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: htb default 1 || fail "htb"
 ns_s tc class add dev "$DEV" parent 1: classid 1:1 htb rate $RATE ceil $RATE || fail "htb class"
-read -r n3 p50_3 p99_3 max3 bps3 < <(loaded htb)
+read -r n3 p50_3 p99_3 max3 bps3 < <(loaded htb 5203)
 echo "# htb: $n3 replies, p50 ${p50_3}ms p99 ${p99_3}ms max ${max3}ms, bulk $bps3 bit/s"
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: htb default 1 || fail "htb"
 ns_s tc class add dev "$DEV" parent 1: classid 1:1 htb rate $RATE ceil $RATE || fail "htb class"
 ns_s tc qdisc add dev "$DEV" parent 1:1 fq_codel ce_threshold "$CE" ecn || fail "fq_codel child"
-read -r n5 p50_5 p99_5 max5 bps5 < <(loaded htb-fq_codel-ce)
-echo "# htb + fq_codel ce_threshold $CE: $n5 replies, p50 ${p50_5}ms p99 ${p99_5}ms max ${max5}ms, bulk $bps5 bit/s"
+read -r n5 p50_5 p99_5 max5 bps5 < <(loaded htb-fq_codel-ce 5204)
+st5=$(ns_s tc -s -j qdisc show dev "$DEV" | jq -c '[.[] | select(.kind == "fq_codel")][0] | {ce_mark, drops}')
+echo "# htb + fq_codel ce_threshold $CE: $n5 replies, p50 ${p50_5}ms p99 ${p99_5}ms max ${max5}ms, bulk $bps5 bit/s; $st5"
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root fq maxrate $RATE || fail "fq"
-read -r n4 p50_4 p99_4 max4 bps4 < <(loaded fq)
+read -r n4 p50_4 p99_4 max4 bps4 < <(loaded fq 5205)
 echo "# fq maxrate (paces the bulk flow in its socket): $n4 replies, p50 ${p50_4}ms p99 ${p99_4}ms max ${max4}ms, bulk $bps4 bit/s"
 awk -v u="$p99_0" -v c="$p99_1" -v n="$p99_2" -v h="$p99_3" 'BEGIN {
 	printf "# p99 / unloaded p99: carousel+ce %.2f, carousel %.2f, htb %.2f\n",
@@ -117,10 +121,20 @@ assert_ge "unloaded replies" "$n0" $((NPING * 99 / 100))
 assert_ge "loaded replies" "$n1" $((NPING * 99 / 100))
 assert_eq "qdisc drops" "$(jq .drops <<<"$st")" 0
 assert_ge "CE marks" "$(jq .ce_marks <<<"$st")" 1
-awk -v b="$bps1" -v r="$bps5" -v e="$(tcp_goodput_expected $RATE $MTU)" 'BEGIN {
-	w = 0.8 * e; if (0.9 * r < w) w = 0.9 * r
-	printf "bulk goodput with ce_threshold: %.1f%% of the class, HTB + fq_codel at the same threshold %.1f%% (want >= %.1f%%: 80%% or 0.9 x that, the lower)\n",
-		b * 100 / e, r * 100 / e, w * 100 / e
+# The reference counts only if it ran as one: every ping answered, CE
+# marked, nothing dropped.
+assert_ge "reference replies" "$n5" $((NPING * 99 / 100))
+assert_ge "reference CE marks" "$(jq '.ce_mark // 0' <<<"$st5")" 1
+assert_eq "reference drops" "$(jq '.drops // 0' <<<"$st5")" 0
+# The floor is 80% of the class.  Only when this run's watchdog was late by
+# 0.3 ms or more on average (passing runs: 0.19-0.30 ms; CI's failure:
+# 0.34) may it fall to what the reference kept, and never below half.
+awk -v b="$bps1" -v r="${bps5:-0}" -v e="$(tcp_goodput_expected $RATE $MTU)" \
+	-v f="$(jq .timer_fires <<<"$st")" -v l="$(jq .timer_latency_ns <<<"$st")" 'BEGIN {
+	m = f ? l / f / 1000 : 0; w = 0.8 * e
+	if (m >= 300 && r < w) w = (r > 0.5 * e) ? r : 0.5 * e
+	printf "bulk goodput with ce_threshold: %.1f%% of the class; HTB + fq_codel at the same threshold %.1f%%; watchdog late %.0fus on average (want >= %.1f%%: 80%%, or the reference if lower and the watchdog was late >= 300us, never under 50%%)\n",
+		b * 100 / e, r * 100 / e, m, w * 100 / e
 	exit !(b >= w) }' >&2 || check_fail "bulk flow starved"
 p90_1=$(rtt_pct 90 "$ART/ping-carousel-ce.txt")
 p90_3=$(rtt_pct 90 "$ART/ping-htb.txt")
