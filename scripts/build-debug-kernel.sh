@@ -36,7 +36,9 @@ if [ -f "$TREE/.carousel-stamp" ] && [ "$(cat "$TREE/.carousel-stamp")" = "$want
 	exit 0
 fi
 
-command -v vng >/dev/null || { echo "vng (virtme-ng) not found: pip install virtme-ng" >&2; exit 1; }
+# vng: on PATH, else where scripts/deps.sh puts it (with its helpers).
+type -P vng >/dev/null || PATH=${XDG_CACHE_HOME:-$HOME/.cache}/sch_carousel/venv/bin:$PATH
+type -P vng >/dev/null || { echo "vng (virtme-ng) not found: bash scripts/deps.sh" >&2; exit 1; }
 [ -r "$TARBALL" ] || { echo "$TARBALL missing: apt-get install linux-source-6.1" >&2; exit 1; }
 
 if [ ! -f "$TREE/Makefile" ]; then

@@ -13,11 +13,12 @@ SUDO=
 # Debian's clang package does not pull them in.  valgrind (callgrind counts
 # the wheel benchmark's instructions; it also ships <valgrind/callgrind.h>),
 # python3-matplotlib (the plots) and util-linux (taskset): make bench.
+# python3-venv: the virtual environment virtme-ng goes into (below).
 PKGS="build-essential bc flex bison libelf-dev kmod qemu-system-x86
       linux-image-amd64 linux-headers-amd64 iproute2 iperf3 jq
       python3 python3-pip busybox-static sparse socat
       clang llvm libclang-rt-dev libbpf-dev bpftool ethtool procps groff-base man-db
-      valgrind python3-matplotlib util-linux"
+      valgrind python3-matplotlib util-linux python3-venv"
 
 # --- bookworm-backports: the 6.12 kernel --------------------------------
 BP_LIST=/etc/apt/sources.list.d/carousel-backports.sources
@@ -45,14 +46,22 @@ if [ -n "$missing" ]; then
 fi
 if [ "$bp_kernel_missing" = 1 ]; then
 	echo "deps: installing the 6.12 kernel from bookworm-backports"
+	echo "deps: NOTE: linux-image-amd64 from backports makes 6.12 this host's default boot kernel"
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
 		-t bookworm-backports linux-image-amd64 linux-headers-amd64
 fi
 
 # --- PyPI: virtme-ng ------------------------------------------------------
-if ! command -v vng >/dev/null 2>&1; then
-	echo "deps: installing virtme-ng"
-	python3 -m pip install -q virtme-ng
+# Into a virtual environment of our own under the cache, never into the
+# system's Python: Debian 12's python3 refuses a pip install (PEP 668,
+# externally-managed-environment).  scripts/vm.sh finds it there.  A vng
+# already on PATH is used as it is.
+VENV=${XDG_CACHE_HOME:-$HOME/.cache}/sch_carousel/venv
+if ! command -v vng >/dev/null 2>&1 && [ ! -x "$VENV/bin/vng" ]; then
+	echo "deps: installing virtme-ng into $VENV"
+	rm -rf "$VENV"
+	python3 -m venv "$VENV"
+	"$VENV/bin/python3" -m pip install -q virtme-ng
 fi
 
 # --- iproute2 6.15 from backports, unpacked into a cache (not installed):

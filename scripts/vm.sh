@@ -136,8 +136,14 @@ shift
 [ $# -ge 1 ] || usage
 
 [ -r "$KIMG" ] || die "$KIMG is not readable (chmod a+r, see scripts/deps.sh)"
+# vng: CAROUSEL_VNG, else on PATH, else where scripts/deps.sh puts it.
 VNG=${CAROUSEL_VNG:-vng}
-command -v "$VNG" >/dev/null || die "vng not found (bash scripts/deps.sh)"
+if ! command -v "$VNG" >/dev/null; then
+	VNG=${XDG_CACHE_HOME:-$HOME/.cache}/sch_carousel/venv/bin/vng
+	[ -x "$VNG" ] || die "vng not found (bash scripts/deps.sh)"
+	# its helpers (virtme-ng-init, virtme-run) live beside it
+	PATH=${VNG%/vng}:$PATH
+fi
 
 if [ -z "${CAROUSEL_RESULTS:-}" ]; then
 	base=$(results_base) || exit 2
