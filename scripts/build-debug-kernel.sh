@@ -36,9 +36,11 @@ if [ -f "$TREE/.carousel-stamp" ] && [ "$(cat "$TREE/.carousel-stamp")" = "$want
 	exit 0
 fi
 
-# vng: on PATH, else where scripts/deps.sh puts it (with its helpers).
-type -P vng >/dev/null || PATH=${XDG_CACHE_HOME:-$HOME/.cache}/sch_carousel/venv/bin:$PATH
-type -P vng >/dev/null || { echo "vng (virtme-ng) not found: bash scripts/deps.sh" >&2; exit 1; }
+# vng: one that runs, on PATH or where scripts/deps.sh puts it; its
+# directory first on PATH, for its helpers.
+. "$REPO/scripts/vng-lib.sh"
+VNG=$(vng_find) || { echo "vng (virtme-ng) not found: bash scripts/deps.sh" >&2; exit 1; }
+PATH=${VNG%/*}:$PATH
 [ -r "$TARBALL" ] || { echo "$TARBALL missing: apt-get install linux-source-6.1" >&2; exit 1; }
 
 if [ ! -f "$TREE/Makefile" ]; then

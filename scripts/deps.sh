@@ -46,22 +46,24 @@ if [ -n "$missing" ]; then
 fi
 if [ "$bp_kernel_missing" = 1 ]; then
 	echo "deps: installing the 6.12 kernel from bookworm-backports"
-	echo "deps: NOTE: linux-image-amd64 from backports makes 6.12 this host's default boot kernel"
+	echo "deps: NOTE: backports' linux-image-amd64 makes 6.12 the kernel this host boots next (with GRUB's default), and later apt upgrades follow backports' kernels"
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
 		-t bookworm-backports linux-image-amd64 linux-headers-amd64
 fi
 
 # --- PyPI: virtme-ng ------------------------------------------------------
-# Into a virtual environment of our own under the cache, never into the
-# system's Python: Debian 12's python3 refuses a pip install (PEP 668,
-# externally-managed-environment).  scripts/vm.sh finds it there.  A vng
-# already on PATH is used as it is.
-VENV=${XDG_CACHE_HOME:-$HOME/.cache}/sch_carousel/venv
-if ! command -v vng >/dev/null 2>&1 && [ ! -x "$VENV/bin/vng" ]; then
-	echo "deps: installing virtme-ng into $VENV"
-	rm -rf "$VENV"
-	python3 -m venv "$VENV"
-	"$VENV/bin/python3" -m pip install -q virtme-ng
+# Never into the system's Python: into a venv under the cache, made with
+# Debian's python3 (python3-venv above) so that it does not depend on
+# whichever python comes first on PATH.  See vng-lib.sh.
+. "$(dirname "$0")/vng-lib.sh"
+if ! vng_find >/dev/null; then
+	echo "deps: installing virtme-ng $CAROUSEL_VNG_VERSION into $CAROUSEL_VENV"
+	rm -rf "$CAROUSEL_VENV"
+	py=python3
+	[ ! -x /usr/bin/python3 ] || py=/usr/bin/python3
+	"$py" -m venv "$CAROUSEL_VENV"
+	"$CAROUSEL_VENV/bin/python3" -m pip install -q "virtme-ng==$CAROUSEL_VNG_VERSION"
+	vng_find >/dev/null || { echo "deps: virtme-ng does not run from $CAROUSEL_VENV" >&2; exit 1; }
 fi
 
 # --- iproute2 6.15 from backports, unpacked into a cache (not installed):

@@ -39,7 +39,8 @@
 #   CAROUSEL_VM_KERNEL    boot this kernel image (a bzImage from a kernel tree,
 #                         e.g. the debug kernel of scripts/check-debug.sh)
 #                         instead of /boot/vmlinuz-KVER
-#   CAROUSEL_VNG          the vng binary (vng)
+#   CAROUSEL_VNG          the vng binary (default: one that runs, on PATH or in
+#                         the venv scripts/deps.sh makes; see vng-lib.sh)
 #
 # Exit: the command's exit code; 255 when the guest kernel panicked (WARN,
 # oops, BUG) or vng itself failed; 124 on CAROUSEL_VM_TIMEOUT; 2 on usage.
@@ -136,14 +137,16 @@ shift
 [ $# -ge 1 ] || usage
 
 [ -r "$KIMG" ] || die "$KIMG is not readable (chmod a+r, see scripts/deps.sh)"
-# vng: CAROUSEL_VNG, else on PATH, else where scripts/deps.sh puts it.
-VNG=${CAROUSEL_VNG:-vng}
-if ! command -v "$VNG" >/dev/null; then
-	VNG=${XDG_CACHE_HOME:-$HOME/.cache}/sch_carousel/venv/bin/vng
-	[ -x "$VNG" ] || die "vng not found (bash scripts/deps.sh)"
-	# its helpers (virtme-ng-init, virtme-run) live beside it
-	PATH=${VNG%/vng}:$PATH
+# vng: CAROUSEL_VNG, else one that runs on PATH or where scripts/deps.sh
+# puts it.  Its helpers (virtme-run, virtme-configkernel) are looked up on
+# PATH, so its directory goes first.
+. "$REPO/scripts/vng-lib.sh"
+if [ -n "${CAROUSEL_VNG:-}" ]; then
+	VNG=$(command -v "$CAROUSEL_VNG") || die "CAROUSEL_VNG=$CAROUSEL_VNG not found"
+else
+	VNG=$(vng_find) || die "vng not found (bash scripts/deps.sh)"
 fi
+PATH=${VNG%/*}:$PATH
 
 if [ -z "${CAROUSEL_RESULTS:-}" ]; then
 	base=$(results_base) || exit 2
