@@ -80,6 +80,13 @@ loaded() {
 	echo "$r $(iperf_bps "$2")"
 }
 
+# htb_class: HTB at the root, its one class 1:1 at RATE, the default.
+htb_class() {
+	ns_s tc qdisc add dev "$DEV" root handle 1: htb default 1 || fail "htb"
+	ns_s tc class add dev "$DEV" parent 1: classid 1:1 htb rate $RATE ceil $RATE ||
+		fail "htb class"
+}
+
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 1 ce_threshold "$CE" $XOPTS ||
 	fail "qdisc add"
 ns_s tc class add dev "$DEV" parent 1: classid 1:1 carousel rate $RATE || fail "class add"
@@ -98,13 +105,11 @@ echo "# carousel, no ce_threshold: $n2 replies, p50 ${p50_2}ms p99 ${p99_2}ms ma
 timer=$(qdisc_json "$DEV" | jq -c '.[0] | {timer_fires, timer_latency_ns, timer_latency_max_ns}')
 echo "# carousel timer: $timer"
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
-ns_s tc qdisc add dev "$DEV" root handle 1: htb default 1 || fail "htb"
-ns_s tc class add dev "$DEV" parent 1: classid 1:1 htb rate $RATE ceil $RATE || fail "htb class"
+htb_class
 read -r n3 p50_3 p99_3 max3 bps3 < <(loaded htb 5203)
 echo "# htb: $n3 replies, p50 ${p50_3}ms p99 ${p99_3}ms max ${max3}ms, bulk $bps3 bit/s"
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
-ns_s tc qdisc add dev "$DEV" root handle 1: htb default 1 || fail "htb"
-ns_s tc class add dev "$DEV" parent 1: classid 1:1 htb rate $RATE ceil $RATE || fail "htb class"
+htb_class
 ns_s tc qdisc add dev "$DEV" parent 1:1 fq_codel ce_threshold "$CE" ecn || fail "fq_codel child"
 read -r n5 p50_5 p99_5 max5 bps5 < <(loaded htb-fq_codel-ce 5204)
 st5=$(ns_s tc -s -j qdisc show dev "$DEV" | jq -c '[.[] | select(.kind == "fq_codel")][0] | {ce_mark, drops}')

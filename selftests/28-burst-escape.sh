@@ -60,15 +60,13 @@ bound_check() {
 }
 
 # stamped PORT TIMEOUT: the stamped burst of part 1 into NS_S's $DEV,
-# sent from SEND_NS (NS_S, or part 4's NS_F through NS_S as a router);
-# prints the receiver's JSON.
-SEND_NS=
+# sent from TXTIME_NS (unset: NS_S; part 4: NS_F through NS_S as a
+# router); prints the receiver's JSON.
 stamped() {
 	local port=$1
 	txtime_recv "$port" $N "$2" --window-ms $W_MS --schedule-rate $RATE
-	echo "# sender: $(ip netns exec "${SEND_NS:-$NS_S}" "$PYTHON" "$TOOLS/txtime.py" send \
-		--dst "$IP_R" --port "$port" --gap-us 0 --count $PER --sockets $SOCKS \
-		--size $SIZE --lead-ms 500 --sndbuf 4000000 || fail "txtime.py send failed")" >&2
+	echo "# sender: $(txtime_send "$port" --gap-us 0 --count $PER --sockets $SOCKS \
+		--size $SIZE --lead-ms 500 --sndbuf 4000000)" >&2
 	txtime_wait "$port"
 }
 
@@ -201,7 +199,7 @@ ip -n "$NS_R" route add 10.77.0.0/24 via "$IP_S" || fail "route back in $NS_R"
 ip netns exec "$NS_S" sysctl -qw net.ipv4.ip_forward=1 || fail "ip_forward"
 busywait 10000 ip netns exec "$NS_F" "${PING[@]}" -c1 -W1 10.77.0.2 >/dev/null ||
 	fail "no path from $NS_F to the router"
-SEND_NS=$NS_F
+TXTIME_NS=$NS_F
 ns_s tc qdisc add dev "$DEV" root fq || fail "fq"
 r=$(stamped 7106 10)
 echo "# fq, forwarded: $(jq -c '{received, early, window_packets}' <<<"$r")"

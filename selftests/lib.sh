@@ -515,13 +515,13 @@ txtime_recv() {
 		fail "txtime.py recv did not start: $(cat "$ART/txtime-$port.err")"
 }
 
-# txtime_send PORT ARGS...: tools/txtime.py send from NS_S to IP_R:PORT
+# txtime_send PORT ARGS...: tools/txtime.py send from TXTIME_NS (default NS_S) to IP_R:PORT
 # (ARGS: --gap-us G --count N --size S [--lead-ms L]); prints its JSON.
 txtime_send() {
 	local port=$1
 	shift
-	ns_s "$PYTHON" "$TOOLS/txtime.py" send --dst "$IP_R" --port "$port" "$@" ||
-		fail "txtime.py send failed"
+	ip netns exec "${TXTIME_NS:-$NS_S}" "$PYTHON" "$TOOLS/txtime.py" send \
+		--dst "$IP_R" --port "$port" "$@" || fail "txtime.py send failed"
 }
 
 # txtime_wait PORT: wait for the receiver; prints its JSON (one line).
