@@ -5,7 +5,10 @@
 #   make                     module (for KDIR), the tc plugin and carousel-cgroup
 #   make KDIR=/lib/modules/<ver>/build
 #   make check               unit tests, 60 s of fuzzing, then the selftests in a
-#                            VM on both kernels
+#                            VM on both kernels: on 6.1 those whose result the
+#                            kernel's version can change (tier compat), on 6.12
+#                            tiers compat and main (selftests/tools/tier.sh)
+#   make check-full          the same with every selftest on both kernels
 #   make fuzz                fuzz the timing wheel for FUZZ_SECONDS (default 60)
 #   make demo                a VM that shapes real traffic through a few classes
 #   make deps                install what the above need (idempotent)
@@ -55,6 +58,9 @@ fuzz:
 
 check: deps tc
 	bash scripts/check.sh
+
+check-full: deps tc
+	CAROUSEL_TIERS="$${CAROUSEL_TIERS-6.1:full 6.12:full}" bash scripts/check.sh
 
 demo: deps tc
 	bash scripts/demo.sh
@@ -111,6 +117,6 @@ clean:
 	-$(MAKE) -C scripts/bench clean
 	rm -rf build
 
-.PHONY: all module tc deps unit fuzz check check-man check-install check-debug bench bench-smoke \
+.PHONY: all module tc deps unit fuzz check check-full check-man check-install check-debug bench bench-smoke \
 	demo install \
 	install-user dkms-install dkms-uninstall uninstall clean

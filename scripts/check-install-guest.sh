@@ -98,6 +98,7 @@ check "modprobe -r sch_carousel" unload
 check "unloaded" not_loaded
 # The kernel asks modprobe for the module itself (its alias, from Kbuild's
 # probe: net-sch-carousel on 6.10+, sch_carousel before).
+# compat: CAROUSEL_HAVE_ALIAS_NET_SCH, on both kernels in .ci/run
 check "autoload on tc qdisc add (alias $(modinfo -F alias sch_carousel 2>/dev/null | paste -sd,))" \
 	tc qdisc add dev lo root carousel
 check "autoloaded" loaded

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make check`: on the host the unit tests, a run of the wheel fuzzer and
-# the man page check (scripts/check-man.sh); then, for each kernel, a W=1
-# build of the module and one VM running every selftest (selftests/run.sh);
-# last, the benchmarks at toy sizes (scripts/bench/bench.sh --smoke).
+# the man page check (scripts/check-man.sh) and that every Kbuild probe has
+# a compat-tier selftest; then, for each kernel, a W=1 build of the module
+# and one VM running the selftests of its tier (selftests/run.sh); last,
+# the benchmarks at toy sizes (scripts/bench/bench.sh --smoke).
 # Results come from the files the guest writes in the shared results dir,
 # never from the console.  Ends with one line, "N passed, N failed, N
 # skipped", and exits non-zero if anything failed, a build warned or a VM
@@ -13,7 +14,14 @@
 # Environment:
 #   CAROUSEL_KERNELS   kernels to test (default "6.1 6.12"; prefixes or full
 #                      releases, see scripts/vm.sh)
-#   CAROUSEL_TESTS     only selftests matching these globs/regexes ("01 0[2-4]-*")
+#   CAROUSEL_TIERS     the selftest tier of each kernel, "KERNEL:TIER ..."
+#                      (default "6.1:compat 6.12:main"; make check-full: every
+#                      kernel full; a kernel not named: full).  Tiers are in
+#                      selftests/tools/tier.sh: compat is what a kernel's
+#                      version can change, main the rest of make check, full
+#                      adds the rest (CI runs 6.12 full).
+#   CAROUSEL_TESTS     only selftests matching these globs/regexes ("01 0[2-4]-*"),
+#                      whatever their tier
 #   CAROUSEL_RESULTS   results dir (default build/results/check-<date>-<pid>;
 #                      build/results/latest points to the last one)
 #   CAROUSEL_MODULE    "none": no build, tests run without the module (harness
@@ -133,6 +141,45 @@ table() {
 	}' "$1"
 }
 
+# tier_of KVER: the tier CAROUSEL_TIERS gives that kernel (full if none).
+TIERS=${CAROUSEL_TIERS-6.1:compat 6.12:main}
+tier_of() {
+	local e
+
+	for e in $TIERS; do
+		if [ "$(bash scripts/vm.sh --resolve "${e%%:*}" 2>/dev/null)" = "$1" ]; then
+			echo "${e#*:}"
+			return
+		fi
+	done
+	echo full
+}
+
+# ---------------------------------------------------------------- compat lint
+# Every kernel difference Kbuild probes must be run on every kernel: named
+# on the "# compat:" line of a compat-tier selftest, or by the install
+# check (which runs both kernels in .ci/run).
+hr "compat coverage"
+lint_ok=1
+for have in $(grep -o 'CAROUSEL_HAVE_[A-Z0-9_]*' Kbuild | sort -u); do
+	where=$(grep -l -E "^# compat:.*\b$have\b" selftests/[0-9][0-9]-*.sh scripts/check-install-guest.sh 2>/dev/null |
+		while read -r f; do
+			case $f in
+			selftests/*) grep -q -E '^# tier:[[:space:]]*compat' "$f" || continue ;;
+			esac
+			echo "${f##*/}"
+		done | paste -sd' ')
+	say "$have: ${where:-NOTHING}"
+	[ -n "$where" ] || lint_ok=0
+done
+if [ "$lint_ok" = 1 ]; then
+	PASS=$((PASS + 1))
+	REPORT+=("compat coverage: PASS  every Kbuild probe is named by a compat-tier test")
+else
+	FAIL=$((FAIL + 1))
+	REPORT+=("compat coverage: FAIL  a Kbuild probe no compat-tier test names (# compat: line)")
+fi
+
 KERNELS=${CAROUSEL_KERNELS:-6.1 6.12}
 for k in $KERNELS; do
 	if ! kver=$(bash scripts/vm.sh --resolve "$k"); then
@@ -140,7 +187,8 @@ for k in $KERNELS; do
 		REPORT+=("== $k: FAIL: no such kernel installed")
 		continue
 	fi
-	hr "$kver"
+	tier=$(tier_of "$kver")
+	hr "$kver, tier $tier"
 	runarg=()
 	if [ "${CAROUSEL_MODULE:-}" = none ]; then
 		runarg=(--no-module)
@@ -158,7 +206,7 @@ for k in $KERNELS; do
 
 	rm -f "$RES/$kver".{tap,verdict,counts,current,out,console.log}
 	v0=$(date +%s.%N)
-	bash scripts/vm.sh --console "$RES/$kver.console.log" "$kver" -- \
+	CAROUSEL_TIER=$tier bash scripts/vm.sh --console "$RES/$kver.console.log" "$kver" -- \
 		bash selftests/run.sh "${runarg[@]}" | tee "$RES/$kver.out"
 	vrc=${PIPESTATUS[0]}
 	vm_s=$(awk -v a="$v0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
@@ -192,7 +240,7 @@ for k in $KERNELS; do
 	PASS=$((PASS + p)) FAIL=$((FAIL + f)) SKIP=$((SKIP + s))
 	timing="VM ${vm_s}s"
 	[ -z "$run_s" ] || timing+=": tests ${run_s}s, boot+shutdown $(awk -v a="$vm_s" -v b="$run_s" 'BEGIN { printf "%.1f", a - b }')s"
-	REPORT+=("== $kver: $verdict  $p passed, $f failed, $s skipped  ($timing)")
+	REPORT+=("== $kver, tier $tier: $verdict  $p passed, $f failed, $s skipped  ($timing)")
 	[ -e "$RES/$kver.tap" ] && while IFS= read -r l; do REPORT+=("$l"); done < <(table "$RES/$kver.tap")
 	[ -z "$extra" ] || REPORT+=("   !! $extra" "   console: $RES/$kver.console.log")
 done

@@ -6,6 +6,8 @@
 # counters), detaches, survives add/delete cycles and a netns teardown with
 # the qdisc attached, and gives back every module reference.
 # timeout: 180
+# tier: compat
+# compat: module load and unload, netns teardown with the qdisc attached
 source "$(dirname "$0")/lib.sh"
 
 require_carousel

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 180
+# tier: compat
+# compat: CAROUSEL_HAVE_CONST_RANGE: the policy ranges and the netlink core's extack
 #
 # The tc interface: every qdisc and class option set and read back (JSON,
 # with both the distro tc and iproute2 6.15), live change, xstats, the

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: rest
 #
 # One class: iperf3 TCP goodput within 1% of what the class rate allows
 # (the rate counts L2 bytes, so goodput = rate * payload / frame), and the

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 150
+# tier: rest
 #
 # Three classes at 5, 10 and 20 Mbit, picked by u32 filters on the
 # destination port, with iperf3 TCP running through all three at once:

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 200
+# tier: compat
+# compat: CAROUSEL_HAVE_TSTAMP_TYPE: the clock of skb->tstamp, both branches
 #
 # EDT honoured.  A UDP sender stamps each datagram with SO_TXTIME, 2ms
 # apart starting 200ms ahead, and writes as fast as its socket allows

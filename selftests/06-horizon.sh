@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: rest
 #
 # Horizon.  Datagrams stamped (SO_TXTIME) 3 s ahead against a 1 s horizon
 # are all dropped and counted with horizon_drop, and all capped, counted,

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: main
 #
 # limit and flow_limit.  One UDP socket with a large send buffer offers
 # 1000 datagrams to a 1 Mbit class at once: the qdisc never holds more

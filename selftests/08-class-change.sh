@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
+# tier: rest
 #
 # `tc class change' of a rate while TCP runs through the class: the new
 # rate holds at once (wire rate from the class's byte counter before and

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: main
 #
 # `tc class del' of a class with packets in the wheel, while its sender
 # runs (the class is chosen by SO_PRIORITY, skb->priority = 1:10): the

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
+# tier: rest
 #
 # Ceiling (SENIC's service model).  Qdisc rate 20 Mbit; classes of 10 and
 # 30 Mbit, both backlogged by TCP: together they ask for 40, so each gets

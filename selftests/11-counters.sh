@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: rest
 #
 # The counters add up.  Three UDP sockets offer known numbers of datagrams
 # to two classes and to no class, against a small limit and flow_limit;

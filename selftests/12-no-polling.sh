@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 90
+# tier: main
 #
 # No periodic polling.  An idle qdisc arms no timer at all; a datagram
 # stamped (SO_TXTIME) 3 s ahead is waited for with one watchdog arm per

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
+# tier: compat
+# compat: the BPF verifier and helpers, socket cgroups, TCP
 #
 # carousel-cgroup: classes by cgroup v2, through the BPF classifier.
 #  1. Three cgroups mapped to classes of 5, 10 and 20 Mbit, an iperf3

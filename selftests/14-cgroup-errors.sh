@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 200
+# tier: rest
 #
 # carousel-cgroup's errors: a path that is not a cgroup (v2), a classid
 # with no such class, a device without a carousel root qdisc, and commands

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 150
+# tier: rest
 #
 # cgroup v1 net_cls with tc's cgroup classifier (no BPF): a net_cls
 # hierarchy mounted next to the v2 one, two cgroups with net_cls.classid

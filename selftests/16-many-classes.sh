@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
+# tier: rest
 #
 # Tens of thousands of classes.  10000 classes go in with one tc -batch;
 # the kernel memory they take (objects of kmalloc-96, which holds the

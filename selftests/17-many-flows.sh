@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
+# tier: compat
+# compat: TCP's reaction to NET_XMIT_CN, TSQ
 #
 # Deferred completion with many flows, at the qdisc's defaults (no option
 # set: flow_budget 2, flow_budget_time 60ms, limit 10000, flow_limit 100).

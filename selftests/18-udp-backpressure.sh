@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: main
 #
 # A UDP sender blocks instead of losing.  It writes N datagrams as fast as
 # its socket lets it into a 10 Mbit class (SO_PRIORITY 1:10).  Its

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
+# tier: compat
+# compat: DCTCP, TSQ through sk_pacing_shift, the qdisc watchdog
 #
 # Latency through a saturated class.  Pings share one 50 Mbit class with a
 # bulk DCTCP flow (ECN-capable; both ends run DCTCP).  With ce_threshold
@@ -11,6 +13,8 @@
 # ce_threshold; through HTB at the same rate (its default pfifo_fast
 # child); and through fq maxrate, which paces the bulk flow in its socket
 # and never queues the pings (the floor this machine allows under load).
+# (Those two, carousel without ce_threshold and fq, are printed and never
+# asserted: they run in tier full only, CI's 6.12 run and make check-full.)
 # Also measured, for the goodput check: HTB with an fq_codel child marking
 # at the same ce_threshold, the upstream way to shape and mark.
 # Asserted:
@@ -98,12 +102,14 @@ read -r n1 p50_1 p99_1 max1 bps1 < <(loaded carousel-ce 5201)
 st=$(qdisc_json "$DEV" | jq -c '.[0] | {drops, ce_marks, cn_returns, timer_fires, timer_latency_ns, timer_latency_max_ns}')
 echo "# carousel, ce_threshold $CE: $n1 replies, p50 ${p50_1}ms p99 ${p99_1}ms max ${max1}ms, bulk $bps1 bit/s; $st"
 
-ns_s tc qdisc change dev "$DEV" root carousel ce_threshold 0 || fail "ce_threshold off"
-read -r n2 p50_2 p99_2 max2 bps2 < <(loaded carousel 5202)
-echo "# carousel, no ce_threshold: $n2 replies, p50 ${p50_2}ms p99 ${p99_2}ms max ${max2}ms, bulk $bps2 bit/s"
-
-timer=$(qdisc_json "$DEV" | jq -c '.[0] | {timer_fires, timer_latency_ns, timer_latency_max_ns}')
-echo "# carousel timer: $timer"
+# Printed only (check-full and CI): the same without ce_threshold, and fq.
+if in_tier full "carousel without ce_threshold, and fq maxrate (printed only)"; then
+	ns_s tc qdisc change dev "$DEV" root carousel ce_threshold 0 || fail "ce_threshold off"
+	read -r n2 p50_2 p99_2 max2 bps2 < <(loaded carousel 5202)
+	echo "# carousel, no ce_threshold: $n2 replies, p50 ${p50_2}ms p99 ${p99_2}ms max ${max2}ms, bulk $bps2 bit/s"
+	timer=$(qdisc_json "$DEV" | jq -c '.[0] | {timer_fires, timer_latency_ns, timer_latency_max_ns}')
+	echo "# carousel timer: $timer"
+fi
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 htb_class
 read -r n3 p50_3 p99_3 max3 bps3 < <(loaded htb 5203)
@@ -115,12 +121,14 @@ read -r n5 p50_5 p99_5 max5 bps5 < <(loaded htb-fq_codel-ce 5204)
 st5=$(ns_s tc -s -j qdisc show dev "$DEV" | jq -c '[.[] | select(.kind == "fq_codel")][0] | {ce_mark, drops}')
 echo "# htb + fq_codel ce_threshold $CE: $n5 replies, p50 ${p50_5}ms p99 ${p99_5}ms max ${max5}ms, bulk $bps5 bit/s; $st5"
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
-ns_s tc qdisc add dev "$DEV" root fq maxrate $RATE || fail "fq"
-read -r n4 p50_4 p99_4 max4 bps4 < <(loaded fq 5205)
-echo "# fq maxrate (paces the bulk flow in its socket): $n4 replies, p50 ${p50_4}ms p99 ${p99_4}ms max ${max4}ms, bulk $bps4 bit/s"
-awk -v u="$p99_0" -v c="$p99_1" -v n="$p99_2" -v h="$p99_3" 'BEGIN {
-	printf "# p99 / unloaded p99: carousel+ce %.2f, carousel %.2f, htb %.2f\n",
-		c / u, n / u, h / u }'
+if in_tier full; then
+	ns_s tc qdisc add dev "$DEV" root fq maxrate $RATE || fail "fq"
+	read -r n4 p50_4 p99_4 max4 bps4 < <(loaded fq 5205)
+	echo "# fq maxrate (paces the bulk flow in its socket): $n4 replies, p50 ${p50_4}ms p99 ${p99_4}ms max ${max4}ms, bulk $bps4 bit/s"
+fi
+awk -v u="$p99_0" -v c="$p99_1" -v n="${p99_2:-}" -v h="$p99_3" 'BEGIN {
+	printf "# p99 / unloaded p99: carousel+ce %.2f, %shtb %.2f\n",
+		c / u, n == "" ? "" : sprintf("carousel %.2f, ", n / u), h / u }'
 
 assert_ge "unloaded replies" "$n0" $((NPING * 99 / 100))
 assert_ge "loaded replies" "$n1" $((NPING * 99 / 100))

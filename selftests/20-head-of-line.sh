@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: main
 #
 # No head-of-line blocking.  Class A (1:10, 1 Mbit) is kept backlogged by
 # a UDP sender that writes as fast as its socket allows; class B (1:20,

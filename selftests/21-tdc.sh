@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 600
+# tier: rest
 #
 # Hostile tc input, as tdc cases (selftests/tdc/*.json, the format of the
 # kernel's tools/testing/selftests/tc-testing): zero, negative and

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
+# tier: compat
+# compat: CAROUSEL_HAVE_CONST_RANGE, the netlink core's validation
 #
 # Hostile netlink, bypassing tc: RTM_NEWQDISC and RTM_NEWTCLASS built by
 # hand (selftests/tools/rawnl.py) with a TCA_OPTIONS that is truncated,

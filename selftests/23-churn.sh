@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 420
+# tier: compat
+# compat: qdisc teardown with a full wheel, rmmod, slab merging
 #
 # Configuration churn under traffic, then a full wheel torn down.
 #

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
+# tier: main
 #
 # Untrusted SO_TXTIME stamps.  A sender stamps its datagrams an hour ahead,
 # an hour behind, and at the clock's origin; in horizon_drop and in

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 180
+# tier: main
 #
 # tc output, key by key.  Every qdisc and class option is set to a value
 # that is not its default; known datagrams go through two classes and

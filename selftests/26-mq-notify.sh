@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 150
+# tier: compat
+# compat: sch_mq and sch_prio passing NET_XMIT_CN on, TCP's reaction
 #
 # Where NET_XMIT_CN may go.  The flow budget answers an over-budget packet
 # with NET_XMIT_CN, which reaches the socket only when carousel is the

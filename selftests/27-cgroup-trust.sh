@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 600
+# tier: rest
 #
 # carousel-cgroup against what issue 20 found: what the tool says must be
 # what the kernel does, from every namespace, at every depth, and no local

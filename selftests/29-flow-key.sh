@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: compat
+# compat: which socket the kernel puts on RSTs and TIME_WAIT ACKs
 #
 # What a flow is (issue 14, item 4).  A socket is one flow only while it
 # talks to one peer.  Packets of a socket that is no flow of its own are

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: compat
+# compat: CAROUSEL_HAVE_NET_GSO_H: skb_gso_segment(), UDP_SEGMENT, fragments
 #
 # A GSO packet is admitted or refused whole (issue 14, item 8).  The qdisc
 # splits a GSO packet that would hold its class for more than 1 ms, so

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 120
+# tier: rest
 #
 # Class rate estimators work as htb's do.  A class added with "estimator
 # 250ms 1sec" shows the rate it sends at (tc -s -j: stats.rate, bytes/s,

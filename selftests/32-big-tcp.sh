@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 150
+# tier: compat
+# compat: CAROUSEL_HAVE_NET_GSO_H: BIG TCP, gso_max_size
 #
 # BIG TCP: a TCP sender whose device takes GSO packets of up to 185000
 # bytes (gso_max_size, IPv6 BIG TCP: 5.19 and later, so both kernels)

@@ -33,6 +33,8 @@ KSFT_SKIP=4
 LIB_DIR=$(readlink -f "${BASH_SOURCE[0]}")
 LIB_DIR=${LIB_DIR%/*}
 TOOLS=$LIB_DIR/tools
+# shellcheck source=selftests/tools/tier.sh
+source "$TOOLS/tier.sh"
 REPO=${CAROUSEL_REPO:-${LIB_DIR%/*}}
 KVER=${CAROUSEL_KVER:-$(uname -r)}
 _t=${0##*/}
@@ -113,6 +115,22 @@ skip() {
 		kill -USR2 "$_MAIN_PID" 2>/dev/null
 	fi
 	exit "$KSFT_SKIP"
+}
+
+# in_tier TIER [WHAT]: true if this run's tier (CAROUSEL_TIER, unset: full)
+# includes TIER (tools/tier.sh), for a part of a test that belongs to a
+# higher tier than the test.  If not, and WHAT is given, says what it
+# leaves out: in_tier full "the fq phase" || ...
+in_tier() {
+	local want have
+
+	want=$(tier_rank "$1")
+	have=$(tier_rank "${CAROUSEL_TIER:-full}")
+	[ -n "$want" ] && [ -n "$have" ] ||
+		fail "in_tier: unknown tier ($1, CAROUSEL_TIER=${CAROUSEL_TIER:-})"
+	[ "$have" -ge "$want" ] && return 0
+	[ -z "${2:-}" ] || echo "# not in tier ${CAROUSEL_TIER}: $2 (tier $1)"
+	return 1
 }
 
 # check_fail MSG...: a soft failure: log it, go on, fail the test at exit.

@@ -29,8 +29,12 @@
 #   <kver>.d/<test>/ artifacts the tests saved (iperf JSON ...)
 #
 # Environment:
+#   CAROUSEL_TIER           compat, main or full (default): only the tests
+#                           of that tier and the ones before it, by their
+#                           "# tier:" line (none: compat); see tools/tier.sh
 #   CAROUSEL_TESTS          only tests whose name (NN-name) matches one of
-#                           these space/comma separated globs or regexes
+#                           these space/comma separated globs or regexes; it
+#                           overrides CAROUSEL_TIER's choice of tests
 #   CAROUSEL_TESTS_DIR      where the NN-*.sh are (default: selftests/)
 #   CAROUSEL_TEST_TIMEOUT   default per-test limit in s (300); a test may set
 #                           its own with a "# timeout: N" line near its top
@@ -94,10 +98,24 @@ dmesg_bad_since() {
 dmesg_lines() { dmesg 2>/dev/null | wc -l; }
 
 # --- the test list -------------------------------------------------------
+# shellcheck source=selftests/tools/tier.sh
+source "$SELF_DIR/tools/tier.sh"
+export CAROUSEL_TIER=${CAROUSEL_TIER:-full}
+RUN_RANK=$(tier_rank "$CAROUSEL_TIER")
+[ -n "$RUN_RANK" ] || { echo "run.sh: CAROUSEL_TIER=$CAROUSEL_TIER: not compat, main or full" >&2; exit 1; }
 TESTS=()
+OUT_OF_TIER=()
 for t in $(LC_ALL=C ls "$TESTS_DIR" 2>/dev/null | grep -E '^[0-9][0-9]-.*\.sh$'); do
 	name=${t%.sh}
-	if [ -n "${CAROUSEL_TESTS:-}" ]; then
+	if [ -z "${CAROUSEL_TESTS:-}" ]; then
+		tier=$(head -n 30 "$TESTS_DIR/$t" | sed -n 's/^#[[:space:]]*tier:[[:space:]]*\([a-z]*\).*/\1/p' | head -n1)
+		rank=$(tier_rank "${tier:-compat}")
+		[ -n "$rank" ] || { echo "run.sh: $t: unknown tier '$tier'" >&2; exit 1; }
+		if [ "$rank" -gt "$RUN_RANK" ]; then
+			OUT_OF_TIER+=("$name")
+			continue
+		fi
+	else
 		keep=0
 		for pat in ${CAROUSEL_TESTS//,/ }; do
 			# shellcheck disable=SC2053
@@ -125,6 +143,12 @@ export CAROUSEL_REPO=$REPO CAROUSEL_KVER=$KVER CAROUSEL_RESULTS=$RESULTS
 out "TAP version 13" "1..$(( ${#TESTS[@]} + 3 ))"
 out "# sch_carousel selftests on $KVER, $(nproc) CPUs, $(date -u +%FT%TZ), uptime ${UPTIME0}s"
 out "# $(tc -V 2>&1 | head -n1); TC_LIB_DIR=$TC_LIB_DIR"
+if [ -n "${CAROUSEL_TESTS:-}" ]; then
+	out "# tests chosen by CAROUSEL_TESTS=$CAROUSEL_TESTS; in_tier parts by tier $CAROUSEL_TIER"
+else
+	out "# tier $CAROUSEL_TIER: ${#TESTS[@]} tests"
+	[ "${#OUT_OF_TIER[@]}" = 0 ] || out "# not in tier $CAROUSEL_TIER: ${OUT_OF_TIER[*]}"
+fi
 [ -e "$REPO/tc/q_carousel.so" ] || out "# note: $REPO/tc/q_carousel.so missing: tc will not know carousel"
 
 # --- 1: load ------------------------------------------------------------------
