@@ -439,7 +439,8 @@ def main():
     lines += ["Only one kernel per run: `CAROUSEL_BENCH_KERNEL=6.1 make bench` for 6.1.", ""]
     # The analysis is written by hand from a run and its profiles; a later
     # run refreshes the tables above but not the text.
-    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analysis.md")
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                         "docs", "bench", "analysis.md")
     if os.path.exists(notes) and not a.check:
         with open(notes) as fh:
             lines += [fh.read().rstrip(), ""]
