@@ -131,44 +131,9 @@ _Static_assert(sizeof(struct tc_carousel_class_xstats) <
 	       CAROUSEL_QDISC_XSTATS_MIN,
 	       "class xstats too long for print_xstats to tell apart");
 
-static void carousel_usage(void)
-{
-	fprintf(stderr,
-		"Usage: ... carousel [ rate RATE ] [ default MINOR ]\n"
-		"                    [ granularity TIME ] [ horizon TIME ]\n"
-		"                    [ horizon_drop | horizon_cap ]\n"
-		"                    [ limit PACKETS ] [ flow_limit PACKETS ]\n"
-		"                    [ timer_slack TIME ] [ ce_threshold TIME ]\n"
-		"                    [ flow_budget PACKETS ]\n"
-		"                    [ flow_budget_time TIME ]\n"
-		"       ... class ... carousel rate RATE [ burst BYTES ]\n"
-		"\n"
-		"  RATE   bits/s, or with a unit: 10mbit, 1gbit, 5MBps...,\n"
-		"         or a share of the link speed: 20%%\n"
-		"  MINOR  hex, as in a classid: \"default 10\" is HANDLE:10\n"
-		"  TIME   with a unit: s, ms, us, ns; a bare number is in us\n"
-		"         for horizon, in ns for the others\n"
-		"  BYTES  bytes, or with a unit: 1514b, 64kb, 1mb\n"
-		"On change, only the options given are changed.\n");
-}
-
 static int carousel_illegal(const char *what)
 {
 	fprintf(stderr, "Illegal \"%s\"\n", what);
-	return -1;
-}
-
-static int carousel_unknown(const char *arg)
-{
-	fprintf(stderr, "carousel: unknown parameter \"%s\"\n", arg);
-	carousel_usage();
-	return -1;
-}
-
-static int carousel_missing(const char *what)
-{
-	fprintf(stderr, "carousel: \"%s\" needs a value\n", what);
-	carousel_usage();
 	return -1;
 }
 
@@ -332,152 +297,298 @@ static void carousel_print_text(const char *text)
 	print_color_string(TC_OUT_FP, TC_COLOR_NONE, NULL, "%s", text);
 }
 
+/* ---- Options ------------------------------------------------------------ */
+
+/*
+ * Each option word of a qdisc or a class is a row of its object's table:
+ * what the user types, the attribute it sets, how its value is read and
+ * how many bytes the attribute carries.  The parse loop, the duplicate
+ * check, the attributes sent and the usage all come from these rows.
+ *
+ * A word is looked up exactly: tc's matches() would take a prefix, and
+ * the plugin has never accepted one.  Adjacent rows that share an
+ * attribute are alternatives (horizon_drop, horizon_cap): only one of them
+ * may be given, and the usage shows them as "[ a | b ]".  The attributes
+ * go out in the order of the rows, whatever the order of the words.
+ */
+struct carousel_opt {
+	const char *name;
+	const char *meta;	/* its value in the usage; NULL: a keyword */
+	/* Reads arg (NULL for a keyword) into *val; non-zero if illegal. */
+	int (*parse)(__u64 *val, const char *arg, const char *dev);
+	unsigned short attr;
+	unsigned char size;	/* bytes of the attribute: u8, u32 or u64 */
+	unsigned char usage;	/* CAROUSEL_USAGE_* */
+};
+
+/* How the usage shows a row: the line ends after it; no brackets. */
+#define CAROUSEL_USAGE_EOL	0x1
+#define CAROUSEL_USAGE_NEEDED	0x2	/* the kernel wants it on add */
+
+/* Rows of the longest table, for the parse loop's per-row state. */
+#define CAROUSEL_OPTS_MAX	16
+
+static int carousel_opt_rate(__u64 *val, const char *arg, const char *dev)
+{
+	return carousel_get_rate(val, arg, dev);
+}
+
+/* MINOR: hex, as in a classid. */
+static int carousel_opt_minor(__u64 *val, const char *arg,
+			      const char *dev CAROUSEL_UNUSED)
+{
+	__u32 v;
+
+	if (carousel_get_u32(&v, arg, 16))
+		return -1;
+	*val = v;
+	return 0;
+}
+
+/* PACKETS: a count. */
+static int carousel_opt_count(__u64 *val, const char *arg,
+			      const char *dev CAROUSEL_UNUSED)
+{
+	__u32 v;
+
+	if (carousel_get_u32(&v, arg, 0))
+		return -1;
+	*val = v;
+	return 0;
+}
+
+static int carousel_opt_time(__u64 *val, const char *arg, __s64 unit_ns)
+{
+	__u32 v;
+
+	if (carousel_get_time(&v, arg, unit_ns))
+		return -1;
+	*val = v;
+	return 0;
+}
+
+/* TIME sent in ns; a bare number is in ns. */
+static int carousel_opt_ns(__u64 *val, const char *arg,
+			   const char *dev CAROUSEL_UNUSED)
+{
+	return carousel_opt_time(val, arg, 1);
+}
+
+/* TIME sent in us; a bare number is in us. */
+static int carousel_opt_us(__u64 *val, const char *arg,
+			   const char *dev CAROUSEL_UNUSED)
+{
+	return carousel_opt_time(val, arg, NSEC_PER_USEC);
+}
+
+/* BYTES: get_size() would wrap a negative size. */
+static int carousel_opt_bytes(__u64 *val, const char *arg,
+			      const char *dev CAROUSEL_UNUSED)
+{
+	unsigned int v;
+
+	if (!carousel_plain(arg) || get_size(&v, arg))
+		return -1;
+	*val = v;
+	return 0;
+}
+
+/* Keywords: the word itself is the value. */
+static int carousel_opt_on(__u64 *val, const char *arg CAROUSEL_UNUSED,
+			   const char *dev CAROUSEL_UNUSED)
+{
+	*val = 1;
+	return 0;
+}
+
+static int carousel_opt_off(__u64 *val, const char *arg CAROUSEL_UNUSED,
+			    const char *dev CAROUSEL_UNUSED)
+{
+	*val = 0;
+	return 0;
+}
+
+static const struct carousel_opt carousel_qdisc_opts[] = {
+	{ "rate",		"RATE",		carousel_opt_rate,
+	  TCA_CAROUSEL_RATE, sizeof(__u64), 0 },
+	{ "default",		"MINOR",	carousel_opt_minor,
+	  TCA_CAROUSEL_DEFAULT, sizeof(__u32), CAROUSEL_USAGE_EOL },
+	{ "granularity",	"TIME",		carousel_opt_ns,
+	  TCA_CAROUSEL_GRANULARITY, sizeof(__u32), 0 },
+	{ "horizon",		"TIME",		carousel_opt_us,
+	  TCA_CAROUSEL_HORIZON, sizeof(__u32), CAROUSEL_USAGE_EOL },
+	{ "horizon_drop",	NULL,		carousel_opt_on,
+	  TCA_CAROUSEL_HORIZON_DROP, sizeof(__u8), 0 },
+	{ "horizon_cap",	NULL,		carousel_opt_off,
+	  TCA_CAROUSEL_HORIZON_DROP, sizeof(__u8), CAROUSEL_USAGE_EOL },
+	{ "limit",		"PACKETS",	carousel_opt_count,
+	  TCA_CAROUSEL_LIMIT, sizeof(__u32), 0 },
+	{ "flow_limit",		"PACKETS",	carousel_opt_count,
+	  TCA_CAROUSEL_FLOW_LIMIT, sizeof(__u32), CAROUSEL_USAGE_EOL },
+	{ "timer_slack",	"TIME",		carousel_opt_ns,
+	  TCA_CAROUSEL_TIMER_SLACK, sizeof(__u32), 0 },
+	{ "ce_threshold",	"TIME",		carousel_opt_ns,
+	  TCA_CAROUSEL_CE_THRESHOLD, sizeof(__u32), CAROUSEL_USAGE_EOL },
+	{ "flow_budget",	"PACKETS",	carousel_opt_count,
+	  TCA_CAROUSEL_FLOW_BUDGET, sizeof(__u32), CAROUSEL_USAGE_EOL },
+	{ "flow_budget_time",	"TIME",		carousel_opt_ns,
+	  TCA_CAROUSEL_FLOW_BUDGET_TIME, sizeof(__u32), CAROUSEL_USAGE_EOL },
+};
+
+static const struct carousel_opt carousel_class_opts[] = {
+	{ "rate",		"RATE",		carousel_opt_rate,
+	  TCA_CAROUSEL_CLASS_RATE, sizeof(__u64), CAROUSEL_USAGE_NEEDED },
+	{ "burst",		"BYTES",	carousel_opt_bytes,
+	  TCA_CAROUSEL_CLASS_BURST, sizeof(__u32), CAROUSEL_USAGE_EOL },
+};
+
+#define CAROUSEL_ROWS(tab)	(sizeof(tab) / sizeof((tab)[0]))
+
+_Static_assert(CAROUSEL_ROWS(carousel_qdisc_opts) <= CAROUSEL_OPTS_MAX &&
+	       CAROUSEL_ROWS(carousel_class_opts) <= CAROUSEL_OPTS_MAX,
+	       "CAROUSEL_OPTS_MAX is smaller than a table");
+
+/*
+ * The synopsis of one table: LEAD, then each row or group of alternatives
+ * in brackets, a new line (indented as deep as LEAD) where a row says so.
+ */
+static void carousel_usage_opts(const char *lead,
+				const struct carousel_opt *tab, size_t rows)
+{
+	size_t i;
+
+	fputs(lead, stderr);
+	for (i = 0; i < rows; i++) {
+		const struct carousel_opt *o = &tab[i];
+		bool first = i == 0 || tab[i - 1].attr != o->attr;
+		bool last = i + 1 == rows || tab[i + 1].attr != o->attr;
+		bool bare = o->usage & CAROUSEL_USAGE_NEEDED;
+
+		if (first && !bare)
+			fputs("[ ", stderr);
+		fputs(o->name, stderr);
+		if (o->meta)
+			fprintf(stderr, " %s", o->meta);
+		if (!last) {
+			fputs(" | ", stderr);
+			continue;
+		}
+		if (!bare)
+			fputs(" ]", stderr);
+		if (i + 1 == rows)
+			fputs("\n", stderr);
+		else if (o->usage & CAROUSEL_USAGE_EOL)
+			fprintf(stderr, "\n%*s", (int)strlen(lead), "");
+		else
+			fputs(" ", stderr);
+	}
+}
+
+static void carousel_usage(void)
+{
+	carousel_usage_opts("Usage: ... carousel ", carousel_qdisc_opts,
+			    CAROUSEL_ROWS(carousel_qdisc_opts));
+	carousel_usage_opts("       ... class ... carousel ",
+			    carousel_class_opts,
+			    CAROUSEL_ROWS(carousel_class_opts));
+	fprintf(stderr,
+		"\n"
+		"  RATE   bits/s, or with a unit: 10mbit, 1gbit, 5MBps...,\n"
+		"         or a share of the link speed: 20%%\n"
+		"  MINOR  hex, as in a classid: \"default 10\" is HANDLE:10\n"
+		"  TIME   with a unit: s, ms, us, ns; a bare number is in us\n"
+		"         for horizon, in ns for the others\n"
+		"  BYTES  bytes, or with a unit: 1514b, 64kb, 1mb\n"
+		"On change, only the options given are changed.\n");
+}
+
+static int carousel_unknown(const char *arg)
+{
+	fprintf(stderr, "carousel: unknown parameter \"%s\"\n", arg);
+	carousel_usage();
+	return -1;
+}
+
+static int carousel_missing(const char *what)
+{
+	fprintf(stderr, "carousel: \"%s\" needs a value\n", what);
+	carousel_usage();
+	return -1;
+}
+
+/* A row's value as its attribute, in the row's size. */
+static void carousel_put(struct nlmsghdr *n, const struct carousel_opt *o,
+			 __u64 val)
+{
+	__u32 v32 = val;
+	__u8 v8 = val;
+	const void *data = &val;
+
+	if (o->size == sizeof(v32))
+		data = &v32;
+	else if (o->size == sizeof(v8))
+		data = &v8;
+	addattr_l(n, CAROUSEL_NLMAX, o->attr, data, o->size);
+}
+
+/*
+ * The words of a qdisc or a class into a TCA_OPTIONS nest, as TAB says.
+ * Nothing is added to the message unless every word is good.
+ */
+static int carousel_parse_opts(const struct carousel_opt *tab, size_t rows,
+			       int argc, char **argv, struct nlmsghdr *n,
+			       const char *dev)
+{
+	const char *given[CAROUSEL_OPTS_MAX] = { NULL };	/* the words */
+	__u64 val[CAROUSEL_OPTS_MAX];
+	struct rtattr *tail;
+	size_t i, j;
+
+	for (; argc > 0; argc--, argv++) {
+		const char *word = *argv, *arg = NULL;
+
+		if (strcmp(word, "help") == 0) {
+			carousel_usage();
+			return -1;
+		}
+		for (i = 0; i < rows; i++)
+			if (strcmp(word, tab[i].name) == 0)
+				break;
+		if (i == rows)
+			return carousel_unknown(word);
+		if (tab[i].meta) {
+			if (argc < 2)
+				return carousel_missing(word);
+			argc--;
+			argv++;
+			arg = *argv;
+		}
+		/* This row, or an alternative to it, given before. */
+		for (j = 0; j < rows; j++)
+			if (given[j] && tab[j].attr == tab[i].attr)
+				return carousel_dup(word, given[j]);
+		if (tab[i].parse(&val[i], arg, dev))
+			return carousel_illegal(word);
+		given[i] = word;
+	}
+
+	tail = addattr_nest(n, CAROUSEL_NLMAX, TCA_OPTIONS | NLA_F_NESTED);
+	for (i = 0; i < rows; i++)
+		if (given[i])
+			carousel_put(n, &tab[i], val[i]);
+	addattr_nest_end(n, tail);
+	return 0;
+}
+
 /* ---- Qdisc -------------------------------------------------------------- */
 
 static int carousel_parse_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 			       int argc, char **argv, struct nlmsghdr *n,
 			       const char *dev)
 {
-	bool set_rate = false, set_default = false, set_granularity = false;
-	bool set_horizon = false, set_horizon_drop = false, set_limit = false;
-	bool set_flow_limit = false, set_timer_slack = false;
-	bool set_ce_threshold = false, set_budget = false;
-	bool set_budget_time = false;
-	__u32 defcls = 0, granularity = 0, horizon = 0, limit = 0;
-	__u32 flow_limit = 0, timer_slack = 0, ce_threshold = 0;
-	__u32 budget = 0, budget_time = 0;
-	const char *horizon_how = NULL;
-	__u8 horizon_drop = 0;
-	struct rtattr *tail;
-	__u64 rate = 0;
-
-	for (; argc > 0; argc--, argv++) {
-		const char *opt = *argv;
-
-		if (strcmp(opt, "help") == 0) {
-			carousel_usage();
-			return -1;
-		}
-		if (strcmp(opt, "horizon_drop") == 0 ||
-		    strcmp(opt, "horizon_cap") == 0) {
-			if (set_horizon_drop)
-				return carousel_dup(opt, horizon_how);
-			horizon_drop = strcmp(opt, "horizon_drop") == 0;
-			horizon_how = opt;
-			set_horizon_drop = true;
-			continue;
-		}
-		if (strcmp(opt, "rate") && strcmp(opt, "default") &&
-		    strcmp(opt, "granularity") && strcmp(opt, "horizon") &&
-		    strcmp(opt, "limit") && strcmp(opt, "flow_limit") &&
-		    strcmp(opt, "timer_slack") && strcmp(opt, "ce_threshold") &&
-		    strcmp(opt, "flow_budget") &&
-		    strcmp(opt, "flow_budget_time"))
-			return carousel_unknown(opt);
-		if (argc < 2)
-			return carousel_missing(opt);
-		argc--;
-		argv++;
-
-		if (strcmp(opt, "rate") == 0) {
-			if (set_rate)
-				return carousel_dup(opt, opt);
-			if (carousel_get_rate(&rate, *argv, dev))
-				return carousel_illegal(opt);
-			set_rate = true;
-		} else if (strcmp(opt, "default") == 0) {
-			if (set_default)
-				return carousel_dup(opt, opt);
-			if (carousel_get_u32(&defcls, *argv, 16))
-				return carousel_illegal(opt);
-			set_default = true;
-		} else if (strcmp(opt, "granularity") == 0) {
-			if (set_granularity)
-				return carousel_dup(opt, opt);
-			if (carousel_get_time(&granularity, *argv, 1))
-				return carousel_illegal(opt);
-			set_granularity = true;
-		} else if (strcmp(opt, "horizon") == 0) {
-			if (set_horizon)
-				return carousel_dup(opt, opt);
-			if (carousel_get_time(&horizon, *argv, NSEC_PER_USEC))
-				return carousel_illegal(opt);
-			set_horizon = true;
-		} else if (strcmp(opt, "limit") == 0) {
-			if (set_limit)
-				return carousel_dup(opt, opt);
-			if (carousel_get_u32(&limit, *argv, 0))
-				return carousel_illegal(opt);
-			set_limit = true;
-		} else if (strcmp(opt, "flow_limit") == 0) {
-			if (set_flow_limit)
-				return carousel_dup(opt, opt);
-			if (carousel_get_u32(&flow_limit, *argv, 0))
-				return carousel_illegal(opt);
-			set_flow_limit = true;
-		} else if (strcmp(opt, "flow_budget") == 0) {
-			if (set_budget)
-				return carousel_dup(opt, opt);
-			if (carousel_get_u32(&budget, *argv, 0))
-				return carousel_illegal(opt);
-			set_budget = true;
-		} else if (strcmp(opt, "flow_budget_time") == 0) {
-			if (set_budget_time)
-				return carousel_dup(opt, opt);
-			if (carousel_get_time(&budget_time, *argv, 1))
-				return carousel_illegal(opt);
-			set_budget_time = true;
-		} else if (strcmp(opt, "ce_threshold") == 0) {
-			if (set_ce_threshold)
-				return carousel_dup(opt, opt);
-			if (carousel_get_time(&ce_threshold, *argv, 1))
-				return carousel_illegal(opt);
-			set_ce_threshold = true;
-		} else {
-			if (set_timer_slack)
-				return carousel_dup(opt, opt);
-			if (carousel_get_time(&timer_slack, *argv, 1))
-				return carousel_illegal(opt);
-			set_timer_slack = true;
-		}
-	}
-
-	tail = addattr_nest(n, CAROUSEL_NLMAX, TCA_OPTIONS | NLA_F_NESTED);
-	if (set_rate)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_RATE,
-			  &rate, sizeof(rate));
-	if (set_default)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_DEFAULT,
-			  &defcls, sizeof(defcls));
-	if (set_granularity)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_GRANULARITY,
-			  &granularity, sizeof(granularity));
-	if (set_horizon)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_HORIZON,
-			  &horizon, sizeof(horizon));
-	if (set_horizon_drop)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_HORIZON_DROP,
-			  &horizon_drop, sizeof(horizon_drop));
-	if (set_limit)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_LIMIT,
-			  &limit, sizeof(limit));
-	if (set_flow_limit)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_FLOW_LIMIT,
-			  &flow_limit, sizeof(flow_limit));
-	if (set_timer_slack)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_TIMER_SLACK,
-			  &timer_slack, sizeof(timer_slack));
-	if (set_ce_threshold)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_CE_THRESHOLD,
-			  &ce_threshold, sizeof(ce_threshold));
-	if (set_budget)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_FLOW_BUDGET,
-			  &budget, sizeof(budget));
-	if (set_budget_time)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_FLOW_BUDGET_TIME,
-			  &budget_time, sizeof(budget_time));
-	addattr_nest_end(n, tail);
-	return 0;
+	return carousel_parse_opts(carousel_qdisc_opts,
+				   CAROUSEL_ROWS(carousel_qdisc_opts),
+				   argc, argv, n, dev);
 }
 
 static int carousel_print_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
@@ -697,53 +808,9 @@ static int carousel_parse_copt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 			       int argc, char **argv, struct nlmsghdr *n,
 			       const char *dev)
 {
-	bool set_rate = false, set_burst = false;
-	struct rtattr *tail;
-	unsigned int burst = 0;
-	__u64 rate = 0;
-
-	for (; argc > 0; argc--, argv++) {
-		const char *opt = *argv;
-
-		if (strcmp(opt, "help") == 0) {
-			carousel_usage();
-			return -1;
-		}
-		if (strcmp(opt, "rate") && strcmp(opt, "burst"))
-			return carousel_unknown(opt);
-		if (argc < 2)
-			return carousel_missing(opt);
-		argc--;
-		argv++;
-
-		if (strcmp(opt, "rate") == 0) {
-			if (set_rate)
-				return carousel_dup(opt, opt);
-			if (carousel_get_rate(&rate, *argv, dev))
-				return carousel_illegal(opt);
-			set_rate = true;
-		} else {
-			if (set_burst)
-				return carousel_dup(opt, opt);
-			/* get_size() would wrap a negative size. */
-			if (!carousel_plain(*argv) || get_size(&burst, *argv))
-				return carousel_illegal(opt);
-			set_burst = true;
-		}
-	}
-
-	tail = addattr_nest(n, CAROUSEL_NLMAX, TCA_OPTIONS | NLA_F_NESTED);
-	if (set_rate)
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_CLASS_RATE,
-			  &rate, sizeof(rate));
-	if (set_burst) {
-		__u32 b = burst;
-
-		addattr_l(n, CAROUSEL_NLMAX, TCA_CAROUSEL_CLASS_BURST,
-			  &b, sizeof(b));
-	}
-	addattr_nest_end(n, tail);
-	return 0;
+	return carousel_parse_opts(carousel_class_opts,
+				   CAROUSEL_ROWS(carousel_class_opts),
+				   argc, argv, n, dev);
 }
 
 static int carousel_print_copt(const struct qdisc_util *qu CAROUSEL_UNUSED,
