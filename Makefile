@@ -47,7 +47,7 @@ tc:
 	$(MAKE) -C tc
 
 deps:
-	bash scripts/deps.sh
+	bash scripts/build/deps.sh
 
 unit:
 	$(MAKE) -C selftests/unit run
@@ -57,16 +57,16 @@ fuzz:
 	bash selftests/fuzz/run.sh $(FUZZ_SECONDS)
 
 check: deps tc
-	bash scripts/check.sh
+	bash scripts/check/check.sh
 
 check-full: deps tc
-	CAROUSEL_TIERS="$${CAROUSEL_TIERS-6.1:full 6.12:full}" bash scripts/check.sh
+	CAROUSEL_TIERS="$${CAROUSEL_TIERS-6.1:full 6.12:full}" bash scripts/check/check.sh
 
 demo: deps tc
-	bash scripts/demo.sh
+	bash scripts/demo/demo.sh
 
 check-man:
-	bash scripts/check-man.sh
+	bash scripts/check/check-man.sh
 
 bench: deps tc
 	bash scripts/bench/bench.sh
@@ -75,10 +75,10 @@ bench-smoke: deps tc
 	bash scripts/bench/bench.sh --smoke
 
 check-install: deps tc
-	bash scripts/check-install.sh
+	bash scripts/check/check-install.sh
 
 check-debug: deps tc
-	bash scripts/check-debug.sh
+	bash scripts/check/check-debug.sh
 
 install: module tc install-user
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
@@ -90,10 +90,10 @@ install-user: tc
 	install -D -m 0644 docs/tc-carousel.8 $(DESTDIR)$(MAN8DIR)/tc-carousel.8
 
 dkms-install: tc install-user
-	bash scripts/dkms.sh install
+	bash scripts/build/dkms.sh install
 
 dkms-uninstall:
-	bash scripts/dkms.sh uninstall
+	bash scripts/build/dkms.sh uninstall
 
 # Every kernel, not only KDIR's: an install for another kernel leaves no
 # module behind either.  The 6.12 modules_install compresses (.ko.xz).

@@ -17,7 +17,7 @@
 # cases, so that a pass means something.
 source "$(dirname "$0")/lib.sh"
 require_carousel
-[ -n "$TC_NEW" ] || fail "no newer tc for class JSON (TC_NEW; scripts/deps.sh unpacks one)"
+[ -n "$TC_NEW" ] || fail "no newer tc for class JSON (TC_NEW; scripts/build/deps.sh unpacks one)"
 RUN=("$PYTHON" "$LIB_DIR/tdc/run.py" --tc "$(command -v tc)" --tc-json "$TC_NEW")
 
 # The runner fails a case whose error it does not see, whose message it

@@ -17,7 +17,7 @@
 # same encoder are accepted first, so an error is never the encoder's.
 source "$(dirname "$0")/lib.sh"
 require_carousel
-[ -n "$TC_NEW" ] || fail "no newer tc for class JSON (TC_NEW; scripts/deps.sh unpacks one)"
+[ -n "$TC_NEW" ] || fail "no newer tc for class JSON (TC_NEW; scripts/build/deps.sh unpacks one)"
 setup_pair
 
 t0=$(now_ms)

@@ -35,7 +35,7 @@
 source "$(dirname "$0")/lib.sh"
 require_carousel
 require_cmd iperf3 modinfo
-[ -n "$TC_NEW" ] || fail "no newer tc for class JSON (TC_NEW; scripts/deps.sh unpacks one)"
+[ -n "$TC_NEW" ] || fail "no newer tc for class JSON (TC_NEW; scripts/build/deps.sh unpacks one)"
 KO=${CAROUSEL_KO:-$REPO/build/$KVER/sch_carousel.ko}
 [ -e "$KO" ] || fail "$KO not found: cannot reload the module after rmmod"
 [ "$(modinfo -F vermagic "$KO" | cut -d' ' -f1)" = "$(uname -r)" ] ||

@@ -7,7 +7,7 @@
 #
 # 1. The wheel microbenchmark (userspace, wheelbench: wall ns/pair and
 #    callgrind instructions/pair for carousel, rbtree and heap).
-# 2. One VM (CAROUSEL_BENCH_KERNEL, default 6.12) running guest.sh: rate
+# 2. One VM (CAROUSEL_BENCH_KERNEL, default 6.12) running bench-guest.sh: rate
 #    accuracy and kernel memory of carousel, htb, fq (and pfifo).
 # 3. report.py: the JSON files, README.md and the PNG plots.
 #
@@ -18,6 +18,8 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
+# shellcheck source=scripts/lib/vmresult.sh
+source scripts/lib/vmresult.sh
 
 SMOKE=
 OUT=
@@ -40,38 +42,24 @@ make -s -C scripts/bench
 python3 scripts/bench/wheel.py --bin scripts/bench/wheelbench --out "$OUT/wheel.json" $SMOKE
 
 echo "bench: in-kernel benchmarks on $KERNEL"
-kver=$(bash scripts/vm.sh --resolve "$KERNEL")
-ko=$(bash scripts/build-module.sh "$kver")
+kver=$(bash scripts/lib/vm.sh --resolve "$KERNEL")
+ko=$(bash scripts/build/module.sh "$kver")
 make -s -C tc
 # A results dir the guest can write (not under /tmp for a clone there).
-RES=$(mktemp -d "$(bash scripts/vm.sh --results-base)/bench.XXXXXX")
+RES=$(mktemp -d "$(bash scripts/lib/vm.sh --results-base)/bench.XXXXXX")
 export CAROUSEL_RESULTS=$RES
 CONSOLE=$RES/$kver.console.log
 
-# guest: one VM running guest.sh; sets rc.  `|| rc=$?`: under errexit and
-# pipefail a bare failing pipeline would end the script here, with
-# vm.sh's status and without a word of why.
-guest() {
-	rc=0
-	rm -rf "$RES/bench"
-	bash scripts/vm.sh --console "$CONSOLE" "$kver" -- \
-		bash scripts/bench/guest.sh "$RES/bench" "$ko" $SMOKE |
-		tee "$RES/guest.log" || rc=$?
-}
-
-guest
-# 255 is a guest that left no exit status.  One more VM, said out loud,
-# only for the one emulator cause known here: "Oops: int3", QEMU's race
-# with the kernel patching a static branch while the other vCPU runs it
-# (the module has no static branch; vm.sh holds the key it was seen on).
-# A VM that died for any other reason, or with no reason on its console,
-# fails at once: an unexplained death may be the code under test.
-if [ "$rc" = 255 ] && grep -q 'Oops: int3' "$CONSOLE"; then
-	mv "$CONSOLE" "$CONSOLE.1"
-	echo "bench: RETRY: the VM ended with no exit status (Oops: int3, console: $CONSOLE.1); once more" >&2
-	guest
+# One VM running bench-guest.sh, which writes $RES/bench/done last.  If it
+# dies with QEMU's "Oops: int3" race, vmr_boot boots it once more and says
+# so on a RETRY: line; any other death fails.
+rm -rf "$RES/bench"
+vmr_boot "$CONSOLE" "$RES/guest.log" "$RES/bench/done" "$kver" \
+	bash scripts/bench/bench-guest.sh "$RES/bench" "$ko" $SMOKE
+if [ "$VMR_RC" != 0 ] || [ ! -e "$RES/bench/done" ]; then
+	echo "bench: guest failed (vm.sh exit $VMR_RC$([ -e "$RES/bench/done" ] || echo ", no end")): $(vmr_why "$CONSOLE"); see $RES" >&2
+	exit 1
 fi
-[ "$rc" = 0 ] || { echo "bench: guest failed (exit $rc), see $RES" >&2; exit 1; }
 
 # Debian's python3-matplotlib lives under /usr/bin/python3, which may not be
 # the python3 first in PATH (pyenv).

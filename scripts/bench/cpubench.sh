@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # In-guest CPU cost per packet of carousel, fq, htb and pfifo (and of no
-# qdisc at all, noqueue, as the baseline), run by guest.sh inside a network
+# qdisc at all, noqueue, as the baseline), run by bench-guest.sh inside a network
 # namespace of its own:
 #
 #   ip netns exec NS bash scripts/bench/cpubench.sh OUT.jsonl BPF_OBJ \
@@ -22,7 +22,7 @@
 # packets (each run records what left the device).
 #
 # CPU time: the sys + softirq ticks of /proc/stat over the run on CPU 0,
-# where pktgen's thread runs (this script stays off it, on CPU 1: guest.sh
+# where pktgen's thread runs (this script stays off it, on CPU 1: bench-guest.sh
 # runs it under taskset; all-CPU figures are recorded too), divided by
 # the packets that left.  pktgen runs flat out on CPU 0, so this is the
 # cost of one packet through the whole path:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Self-check of the test bed itself (not part of `make check`): runs
-# scripts/check.sh twice on one kernel against generated throwaway tests
+# scripts/check/check.sh twice on one kernel against generated throwaway tests
 # (outside selftests/, via CAROUSEL_TESTS_DIR, without sch_carousel) and
 # checks what it reports.
 #
@@ -16,7 +16,7 @@ set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
-KVER=$(bash scripts/vm.sh --resolve "${1:-6.1}") || exit 1
+KVER=$(bash scripts/lib/vm.sh --resolve "${1:-6.1}") || exit 1
 RES=$REPO/build/results/harness-selftest-$$
 T=$RES/tests
 mkdir -p "$T"
@@ -78,7 +78,7 @@ rmmod carousel_warn
 EOF
 out1=$RES/run1.out
 CAROUSEL_RESULTS=$RES/run1 CAROUSEL_TESTS_DIR=$T CAROUSEL_TESTS='[1-6]0-*' CAROUSEL_MODULE=none \
-	CAROUSEL_SKIP_UNIT=1 CAROUSEL_FUZZ_SECONDS=0 CAROUSEL_KERNELS=$KVER bash scripts/check.sh >"$out1" 2>&1
+	CAROUSEL_SKIP_UNIT=1 CAROUSEL_FUZZ_SECONDS=0 CAROUSEL_KERNELS=$KVER bash scripts/check/check.sh >"$out1" 2>&1
 rc1=$?
 tap=$RES/run1/$KVER.tap
 check "run 1 exits 1" [ "$rc1" = 1 ]
@@ -109,7 +109,7 @@ echo "NOT REACHED"
 EOF
 out2=$RES/run2.out
 CAROUSEL_RESULTS=$RES/run2 CAROUSEL_TESTS_DIR=$T CAROUSEL_MODULE=none \
-	CAROUSEL_SKIP_UNIT=1 CAROUSEL_FUZZ_SECONDS=0 CAROUSEL_KERNELS=$KVER bash scripts/check.sh >"$out2" 2>&1
+	CAROUSEL_SKIP_UNIT=1 CAROUSEL_FUZZ_SECONDS=0 CAROUSEL_KERNELS=$KVER bash scripts/check/check.sh >"$out2" 2>&1
 rc2=$?
 check "run 2 exits 1" [ "$rc2" = 1 ]
 check "no verdict"    [ ! -e "$RES/run2/$KVER.verdict" ]

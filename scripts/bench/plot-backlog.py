@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Plot the qdisc backlog over time of a many-flows run.
 
-  scripts/plot-backlog.py BACKLOG_CSV FLOWS OUT_PNG [TITLE]
+  scripts/bench/plot-backlog.py BACKLOG_CSV FLOWS OUT_PNG [TITLE]
 
 BACKLOG_CSV is the series selftests/17-many-flows.sh leaves in its
 artifacts (tools/qstat.py --series: t_s,qlen,backlog,drops,flows).  Plots

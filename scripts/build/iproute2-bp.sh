@@ -43,7 +43,7 @@ download() {
 	if ! (cd "$CACHE/debs" &&
 	      apt-get download -q -t "$SUITE" "$pkg") >&2; then
 		log "apt-get download -t $SUITE $pkg failed"
-		die "(is $SUITE in apt's sources and apt-get update run? scripts/deps.sh does both)"
+		die "(is $SUITE in apt's sources and apt-get update run? scripts/build/deps.sh does both)"
 	fi
 	deb=$(ls -t "$CACHE/debs/${pkg}_"*.deb 2>/dev/null | head -n1 || true)
 	[ -n "$deb" ] || die "no .deb for $pkg in $CACHE/debs"
@@ -66,7 +66,7 @@ find_tc() {
 }
 
 want=$(candidate "$PKG")
-[ -n "$want" ] || die "apt has no $PKG in $SUITE (apt-get update? scripts/deps.sh)"
+[ -n "$want" ] || die "apt has no $PKG in $SUITE (apt-get update? scripts/build/deps.sh)"
 
 have=$(cat "$STAMP" 2>/dev/null || true)
 if [ "$have" != "$want" ] || ! find_tc >/dev/null; then

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # In-guest part of `make bench` (run by scripts/bench/bench.sh through
-# scripts/vm.sh): CPU per packet, rate accuracy and kernel memory of
+# scripts/lib/vm.sh): CPU per packet, rate accuracy and kernel memory of
 # carousel, htb, fq (and pfifo), all in this one boot so that the figures
 # can be compared side by side.  Writes JSON lines to OUTDIR:
 #   kernel.jsonl    one per pktgen run (cpubench.sh)
@@ -10,7 +10,7 @@
 #   memory.jsonl    one per qdisc (per-qdisc bytes) and per classful qdisc
 #                   (per-class bytes at MEM_CLASSES classes)
 #
-#   scripts/bench/guest.sh OUTDIR KO [--smoke]
+#   scripts/bench/bench-guest.sh OUTDIR KO [--smoke]
 #
 # CAROUSEL_BENCH_PARTS picks the parts ("cpu accuracy memory", the
 # default); CAROUSEL_BENCH_PKTS the packets per CPU run.  Uses
@@ -217,4 +217,6 @@ for q in carousel htb; do
 done
 fi
 echo "# guest bench done"
+# Last: the host's sign that this script reached its end.
+touch "$BENCH_OUT/done"
 exit 0

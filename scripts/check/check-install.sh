@@ -8,8 +8,8 @@
 #      headers; dkms status must say "installed" for each kernel tested, and
 #      /lib/modules/<release>/updates/dkms/sch_carousel.ko* must be what
 #      modinfo -k <release> finds by name;
-#   3. boots each kernel in a VM (scripts/vm.sh) and runs
-#      scripts/check-install-guest.sh there: modprobe sch_carousel by name,
+#   3. boots each kernel in a VM (scripts/lib/vm.sh) and runs
+#      scripts/check/check-install-guest.sh there: modprobe sch_carousel by name,
 #      lsmod, tc qdisc add dev lo root carousel with the installed tc plugin,
 #      and the kernel's own autoload.  The guest sees the host's root
 #      filesystem, /lib/modules included (virtme-ng with a /boot kernel keeps
@@ -32,17 +32,19 @@
 # "N passed, N failed, N skipped" and exits non-zero if anything failed.
 #
 # Environment:
-#   CAROUSEL_KERNELS     kernels to boot (default "6.1 6.12", see scripts/vm.sh)
+#   CAROUSEL_KERNELS     kernels to boot (default "6.1 6.12", see scripts/lib/vm.sh)
 #   CAROUSEL_SKIP_VM     1: steps 1, 2 and 4 only, no VM
 #   CAROUSEL_QEMU_WAIT   seconds to wait for other qemu to end (1200)
-#   CAROUSEL_VM_CPUS     guest CPUs (1 here), and the rest of scripts/vm.sh's
+#   CAROUSEL_VM_CPUS     guest CPUs (1 here), and the rest of scripts/lib/vm.sh's
 #   CAROUSEL_RESULTS     results dir (default build/results/check-install-<date>-<pid>)
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
-# shellcheck source=scripts/summary.sh
-source scripts/summary.sh
+# shellcheck source=scripts/lib/summary.sh
+source scripts/lib/summary.sh
+# shellcheck source=scripts/lib/vmresult.sh
+source scripts/lib/vmresult.sh
 
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -62,7 +64,7 @@ WATCH=(/lib/modules /usr/src /var/lib/dkms /usr/local "$TC_LIB" /etc/dkms
 # seen at 6.12 boot with two vCPUs, before any module was loaded).
 export CAROUSEL_VM_CPUS=${CAROUSEL_VM_CPUS:-1}
 
-RES=${CAROUSEL_RESULTS:-$(bash scripts/vm.sh --results-base)/check-install-$(date +%Y%m%d-%H%M%S)-$$}
+RES=${CAROUSEL_RESULTS:-$(bash scripts/lib/vm.sh --results-base)/check-install-$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$RES"
 RES=$(cd "$RES" && pwd -P)
 export CAROUSEL_RESULTS=$RES
@@ -108,16 +110,13 @@ wait_qemu_idle() {
 	done
 }
 
-# count_tap FILE: "pass fail" from its ok / not ok lines.
-count_tap() {
-	awk '/^ok [0-9]+/ { p++ } /^not ok [0-9]+/ { f++ }
 	     END { printf "%d %d\n", p, f }' "$1"
 }
 
 # ---------------------------------------------------------------- kernels
 KVERS=()
 for k in ${CAROUSEL_KERNELS:-6.1 6.12}; do
-	if ! kv=$(bash scripts/vm.sh --resolve "$k"); then
+	if ! kv=$(bash scripts/lib/vm.sh --resolve "$k"); then
 		fail "$k: no such kernel in /boot"
 		continue
 	fi
@@ -238,22 +237,22 @@ for kv in "${KVERS[@]}"; do
 		continue
 	fi
 	rm -f "$RES/$kv".install.{tap,verdict,dmesg}
-	vrc=0
-	bash scripts/vm.sh --console "$RES/$kv.console.log" "$kv" -- \
-		bash scripts/check-install-guest.sh >"$RES/$kv.install.out" 2>&1 || vrc=$?
-	cat "$RES/$kv.install.out"
-	p=0 f=0
-	[ -e "$RES/$kv.install.tap" ] && read -r p f < <(count_tap "$RES/$kv.install.tap")
+	vmr_boot "$RES/$kv.console.log" "$RES/$kv.install.out" "$RES/$kv.install.verdict" "$kv" \
+		bash scripts/check/check-install-guest.sh
+	vrc=$VMR_RC
+	p=0 f=0 s=0
+	[ -e "$RES/$kv.install.tap" ] && read -r p f s < <(vmr_tap_count "$RES/$kv.install.tap")
 	verdict=$(cat "$RES/$kv.install.verdict" 2>/dev/null || true)
-	PASS=$((PASS + p)) FAIL=$((FAIL + f))
+	PASS=$((PASS + p)) FAIL=$((FAIL + f)) SKIP=$((SKIP + s))
 	REPORT+=("== $kv in a VM: ${verdict:-no verdict}, $p passed, $f failed (vm.sh exit $vrc)")
+	[ "$VMR_RETRIED" = 0 ] || REPORT+=("   (booted twice: $(grep -m1 '^RETRY:' "$RES/$kv.install.out"))")
 	if [ -e "$RES/$kv.install.tap" ]; then
 		while IFS= read -r l; do
-			REPORT+=("   $l")
-		done < <(grep -E '^(not )?ok [0-9]+' "$RES/$kv.install.tap")
+			REPORT+=("$l")
+		done < <(vmr_tap_table "$RES/$kv.install.tap" "   ")
 	fi
 	if [ -z "$verdict" ]; then
-		why=$(grep -m1 -E 'Kernel panic|WARNING:|BUG:|Oops' "$RES/$kv.console.log" 2>/dev/null || true)
+		why=$(vmr_why "$RES/$kv.console.log")
 		fail "$kv: the VM died before its verdict${why:+: $why} (console: $RES/$kv.console.log)"
 	elif [ "$verdict" = PASS ] && [ "$vrc" != 0 ]; then
 		fail "$kv: verdict PASS but vm.sh exit $vrc"

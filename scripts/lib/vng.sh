@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# Sourced by deps.sh, vm.sh and build-debug-kernel.sh: where virtme-ng is.
+# Sourced by build/deps.sh, lib/vm.sh and build/debug-kernel.sh: where
+# virtme-ng is.
 #
-# A vng on PATH that runs is used as it is.  Otherwise scripts/deps.sh
+# A vng on PATH that runs is used as it is.  Otherwise scripts/build/deps.sh
 # installs the version below into a virtual environment of our own under
 # the cache (Debian 12's python3 refuses a system-wide pip install, PEP
 # 668).  "Runs" means `vng --version` succeeds: a stale pyenv shim or a

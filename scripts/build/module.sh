@@ -4,13 +4,13 @@
 # Build sch_carousel.ko for one installed kernel into build/<release>/,
 # with W=1; any compiler warning fails the build.
 #
-#   scripts/build-module.sh KVER [LOG]     KVER: a full release, 6.1 or 6.12
+#   scripts/build/module.sh KVER [LOG]     KVER: a full release, 6.1 or 6.12
 #
 # Prints the path of the module on success.
 set -euo pipefail
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
-kver=$(bash scripts/vm.sh --resolve "$1")
+kver=$(bash scripts/lib/vm.sh --resolve "$1")
 log=${2:-build/$kver.build.log}
 d=build/$kver
 mkdir -p "$d" "$(dirname "$log")"

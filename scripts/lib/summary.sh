@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# scripts/summary.sh: sourced, near their top, by the scripts that end in a
+# scripts/lib/summary.sh: sourced, near their top, by the scripts that end in a
 # summary (check.sh, check-install.sh, check-debug.sh).  Starts the clock
 # and the tally:
 #   PASS FAIL SKIP   the counts

@@ -3,17 +3,17 @@
 #
 # The module through DKMS: `make dkms-install` and `make dkms-uninstall`.
 #
-#   scripts/dkms.sh install     copy dkms.conf, VERSION, Kbuild and the module
+#   scripts/build/dkms.sh install     copy dkms.conf, VERSION, Kbuild and the module
 #                               sources to /usr/src/sch_carousel-<VERSION>/,
 #                               dkms add, then dkms build and dkms install for
 #                               every kernel in /lib/modules that has headers
-#   scripts/dkms.sh uninstall   dkms remove every version of sch_carousel from
+#   scripts/build/dkms.sh uninstall   dkms remove every version of sch_carousel from
 #                               every kernel, and delete its sources and tree
 #
 # install starts afresh: a version already added is removed first.  Both need
 # root; uninstall also works (and does nothing) without dkms.
 set -euo pipefail
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 PKG=sch_carousel
 SRC_FILES=(dkms.conf VERSION Kbuild sch_carousel.c sch_carousel.h)

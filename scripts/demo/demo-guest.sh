@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The demo, inside the VM (scripts/demo.sh boots it): three tenants, each a
+# The demo, inside the VM (scripts/demo/demo.sh boots it): three tenants, each a
 # cgroup v2 mapped to a carousel class by carousel-cgroup, send TCP
 # (iperf3) as fast as they can through one device.  Live rates are printed
 # every 2 s, first with each tenant at its own rate, then with a 20 Mbit
 # device ceiling set live, which shares the device in proportion to the
 # rates.  Ends with carousel-cgroup list and tc -s.
-source "$(dirname "$0")/../selftests/lib.sh"
+source "$(dirname "$0")/../../selftests/lib.sh"
 require_carousel
 setup_pair
 require_cgroup2

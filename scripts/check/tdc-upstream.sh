@@ -4,8 +4,8 @@
 # Run selftests/tdc/*.json with the kernel's own tdc.py, in a VM, to prove
 # the cases are real tdc cases (run.py, the selftests' runner, checks more).
 #
-#   scripts/tdc-upstream.sh [KVER...]     default: 6.1 6.12, one VM at a time
-#   scripts/tdc-upstream.sh --guest       (what runs inside the VM)
+#   scripts/check/tdc-upstream.sh [KVER...]     default: 6.1 6.12, one VM at a time
+#   scripts/check/tdc-upstream.sh --guest       (what runs inside the VM)
 #
 # On the host: tools/testing/selftests/tc-testing is unpacked once from
 # Debian's linux-source-6.1 (/usr/src/linux-source-6.1.tar.xz, installed
@@ -13,7 +13,7 @@
 # with a tdc_config_local.py that passes PATH and TC_LIB_DIR to the
 # commands (tdc.py runs them with the environment in its ENVIR, empty by
 # default, and tc then could not find q_carousel.so).  The module and the
-# plugin are built, then each kernel boots (scripts/vm.sh).
+# plugin are built, then each kernel boots (scripts/lib/vm.sh).
 #
 # In the guest: the module is loaded and TC_LIB_DIR set as selftests/run.sh
 # does; tc-testing is copied to /tmp (the host's files are read-only
@@ -29,7 +29,7 @@
 # on every kernel.
 set -uo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${CAROUSEL_CACHE:-$HOME/.cache/sch_carousel}
 TDC_DIR=$CACHE/tc-testing-6.1
 SRC=/usr/src/linux-source-6.1.tar.xz
@@ -52,8 +52,9 @@ guest() {
 	python3 ./tdc.py -p "$(command -v tc)" --outfile "$CAROUSEL_RESULTS/$kver.tdc-upstream.tap" \
 		-f "${CASES[@]/#/$REPO/}"
 	rc=$?
-	dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|UBSAN|KASAN|refcount_t' && rc=1
+	dmesg | grep -E -f "$REPO/selftests/tools/bad-kernel-lines.re" && rc=1
 	rmmod sch_carousel || rc=1
+	echo "$rc" >"$CAROUSEL_RESULTS/$kver.tdc-upstream.done"
 	exit "$rc"
 }
 
@@ -63,6 +64,8 @@ fi
 
 # --- host -------------------------------------------------------------------
 cd "$REPO" || exit 1
+# shellcheck source=scripts/lib/vmresult.sh
+source scripts/lib/vmresult.sh
 if [ ! -e "$TDC_DIR/tdc.py" ]; then
 	if [ ! -e "$SRC" ]; then
 		SUDO=
@@ -77,7 +80,7 @@ if [ ! -e "$TDC_DIR/tdc.py" ]; then
 	mv "$tmp/linux-source-6.1/tools/testing/selftests/tc-testing" "$TDC_DIR" || exit 1
 	rm -rf "$tmp"
 	cat >"$TDC_DIR/tdc_config_local.py" <<'EOF'
-# Written by sch_carousel's scripts/tdc-upstream.sh: tdc.py runs commands
+# Written by sch_carousel's scripts/check/tdc-upstream.sh: tdc.py runs commands
 # with this environment only, and tc needs TC_LIB_DIR to find q_carousel.so.
 import os
 ENVIR = {k: os.environ[k] for k in ("PATH", "TC_LIB_DIR") if k in os.environ}
@@ -91,17 +94,19 @@ export CAROUSEL_RESULTS=$RES CAROUSEL_CACHE=$CACHE
 fails=0
 for k in "${@:-6.1 6.12}"; do
 	for kk in $k; do
-		kver=$(bash scripts/vm.sh --resolve "$kk") || { fails=$((fails + 1)); continue; }
-		bash scripts/build-module.sh "$kver" "$RES/$kver.build.log" >/dev/null ||
+		kver=$(bash scripts/lib/vm.sh --resolve "$kk") || { fails=$((fails + 1)); continue; }
+		bash scripts/build/module.sh "$kver" "$RES/$kver.build.log" >/dev/null ||
 			{ echo "tdc-upstream: build for $kver failed"; fails=$((fails + 1)); continue; }
-		bash scripts/vm.sh --console "$RES/$kver.console.log" "$kver" -- \
-			bash scripts/tdc-upstream.sh --guest 2>&1 | tee "$RES/$kver.tdc-upstream.log"
-		rc=${PIPESTATUS[0]}
+		vmr_boot "$RES/$kver.console.log" "$RES/$kver.tdc-upstream.log" \
+			"$RES/$kver.tdc-upstream.done" "$kver" bash scripts/check/tdc-upstream.sh --guest
+		rc=$VMR_RC
 		tap=$RES/$kver.tdc-upstream.tap
-		p=$(grep -c '^ok ' "$tap" 2>/dev/null)
-		f=$(grep -c '^not ok ' "$tap" 2>/dev/null)
-		echo "tdc-upstream: $kver: exit $rc, ${p:-0} ok, ${f:-0} not ok ($tap)"
-		[ "$rc" = 0 ] && [ "${f:-1}" = 0 ] && [ "${p:-0}" -gt 0 ] || fails=$((fails + 1))
+		p=0 f=0 s=0
+		[ ! -e "$tap" ] || read -r p f s < <(vmr_tap_count "$tap")
+		echo "tdc-upstream: $kver: exit $rc, $p ok, $f not ok, $s skipped ($tap)"
+		[ -e "$RES/$kver.tdc-upstream.done" ] ||
+			echo "tdc-upstream: $kver: the VM died: $(vmr_why "$RES/$kver.console.log")"
+		[ "$rc" = 0 ] && [ "$f" = 0 ] && [ "$p" -gt 0 ] || fails=$((fails + 1))
 	done
 done
 [ "$fails" = 0 ]

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make check`: on the host the unit tests, a run of the wheel fuzzer and
-# the man page check (scripts/check-man.sh) and that every Kbuild probe has
+# the man page check (scripts/check/check-man.sh) and that every Kbuild probe has
 # a compat-tier selftest; then, for each kernel, a W=1 build of the module
 # and one VM running the selftests of its tier (selftests/run.sh); last,
 # the benchmarks at toy sizes (scripts/bench/bench.sh --smoke).
@@ -13,7 +13,7 @@
 #
 # Environment:
 #   CAROUSEL_KERNELS   kernels to test (default "6.1 6.12"; prefixes or full
-#                      releases, see scripts/vm.sh)
+#                      releases, see scripts/lib/vm.sh)
 #   CAROUSEL_TIERS     the selftest tier of each kernel, "KERNEL:TIER ..."
 #                      (default "6.1:compat 6.12:main"; make check-full: every
 #                      kernel full; a kernel not named: full).  Tiers are in
@@ -29,19 +29,21 @@
 #   CAROUSEL_SKIP_UNIT 1: skip the unit tests
 #   CAROUSEL_FUZZ_SECONDS  how long the wheel fuzzer runs (default 60; 0 skips)
 #   CAROUSEL_SKIP_BENCH 1: skip bench-smoke (scripts/bench/bench.sh --smoke)
-#   and those of scripts/vm.sh (CAROUSEL_VM_TIMEOUT ...) and selftests/run.sh.
+#   and those of scripts/lib/vm.sh (CAROUSEL_VM_TIMEOUT ...) and selftests/run.sh.
 #
 # Counting: each unit test, the fuzzer run (one), the man page check (one),
 # each TAP case of each kernel, bench-smoke (one); a failed build and a VM
 # that died (no verdict file) count one failure each.
 set -uo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
-# shellcheck source=scripts/summary.sh
-source scripts/summary.sh
+# shellcheck source=scripts/lib/summary.sh
+source scripts/lib/summary.sh
+# shellcheck source=scripts/lib/vmresult.sh
+source scripts/lib/vmresult.sh
 
-RES=${CAROUSEL_RESULTS:-$(bash scripts/vm.sh --results-base)/check-$(date +%Y%m%d-%H%M%S)-$$}
+RES=${CAROUSEL_RESULTS:-$(bash scripts/lib/vm.sh --results-base)/check-$(date +%Y%m%d-%H%M%S)-$$}
 # One VM runs every selftest of a kernel: about 20 minutes under TCG, so
 # vm.sh's default limit of 30 would leave too little headroom.
 export CAROUSEL_VM_TIMEOUT=${CAROUSEL_VM_TIMEOUT:-3600}
@@ -49,14 +51,6 @@ mkdir -p "$RES" || exit 1
 RES=$(cd "$RES" && pwd -P)
 mkdir -p "$REPO/build/results" && ln -sfn "$RES" "$REPO/build/results/latest" 2>/dev/null || true
 export CAROUSEL_RESULTS=$RES
-
-# count_tap FILE: "pass fail skip" from the ok / not ok lines of a TAP file.
-count_tap() {
-	awk '/^ok [0-9]+ .*# SKIP/ { s++; next }
-	     /^ok [0-9]+/ { p++; next }
-	     /^not ok [0-9]+/ { f++ }
-	     END { printf "%d %d %d\n", p, f, s }' "$1"
-}
 
 # ---------------------------------------------------------------- unit tests
 if [ -f selftests/unit/Makefile ] && [ "${CAROUSEL_SKIP_UNIT:-0}" != 1 ]; then
@@ -70,7 +64,7 @@ if [ -f selftests/unit/Makefile ] && [ "${CAROUSEL_SKIP_UNIT:-0}" != 1 ]; then
 			"$RES/unit.log" | awk 'NF { p += $1; f += $2; s += $3; n++ }
 				END { if (n) print p, f, s + 0 }')
 	if [ -z "${up:-}" ]; then
-		read -r up uf us < <(count_tap "$RES/unit.log")
+		read -r up uf us < <(vmr_tap_count "$RES/unit.log")
 		if [ "$((up + uf + us))" = 0 ]; then
 			up=0 uf=0 us=0
 			[ "$urc" = 0 ] && up=1 || uf=1
@@ -108,7 +102,7 @@ fi
 # ---------------------------------------------------------------- man page
 # On the host: tc-carousel(8) renders with no groff or man warning.
 hr "man page"
-if bash scripts/check-man.sh 2>&1 | tee "$RES/man.log"; then
+if bash scripts/check/check-man.sh 2>&1 | tee "$RES/man.log"; then
 	PASS=$((PASS + 1))
 	REPORT+=("man: 1 passed, 0 failed, 0 skipped")
 else
@@ -119,26 +113,7 @@ fi
 # ---------------------------------------------------------------- kernels
 # build_module KVER: W=1 build in build/KVER/; any warning fails it.
 build_module() {
-	bash scripts/build-module.sh "$1" "$RES/$1.build.log" >/dev/null
-}
-
-# table KVER: one row per TAP case, with the test's duration.
-table() {
-	awk '
-	/^# [^ ]+: exit [0-9]+ after [0-9.]+s$/ { t[$2] = $NF; next }
-	/^(not )?ok [0-9]+ / {
-		st = ($1 == "not") ? "not ok" : "ok"
-		line = $0
-		sub(/^(not )?ok [0-9]+ /, "", line)
-		name = line; why = ""
-		if (index(line, " # ")) {
-			name = substr(line, 1, index(line, " # ") - 1)
-			why = substr(line, index(line, " # ") + 3)
-		}
-		if (st == "ok" && why ~ /^SKIP/) { st = "skip"; sub(/^SKIP ?/, "", why) }
-		d = t[name ":"]
-		printf "   %-7s %-34s %7s  %s\n", st, name, d, why
-	}' "$1"
+	bash scripts/build/module.sh "$1" "$RES/$1.build.log" >/dev/null
 }
 
 # tier_of KVER: the tier CAROUSEL_TIERS gives that kernel (full if none).
@@ -147,7 +122,7 @@ tier_of() {
 	local e
 
 	for e in $TIERS; do
-		if [ "$(bash scripts/vm.sh --resolve "${e%%:*}" 2>/dev/null)" = "$1" ]; then
+		if [ "$(bash scripts/lib/vm.sh --resolve "${e%%:*}" 2>/dev/null)" = "$1" ]; then
 			echo "${e#*:}"
 			return
 		fi
@@ -162,7 +137,7 @@ tier_of() {
 hr "compat coverage"
 lint_ok=1
 for have in $(grep -o 'CAROUSEL_HAVE_[A-Z0-9_]*' Kbuild | sort -u); do
-	where=$(grep -l -E "^# compat:.*\b$have\b" selftests/[0-9][0-9]-*.sh scripts/check-install-guest.sh 2>/dev/null |
+	where=$(grep -l -E "^# compat:.*\b$have\b" selftests/[0-9][0-9]-*.sh scripts/check/check-install-guest.sh 2>/dev/null |
 		while read -r f; do
 			case $f in
 			selftests/*) grep -q -E '^# tier:[[:space:]]*compat' "$f" || continue ;;
@@ -182,7 +157,7 @@ fi
 
 KERNELS=${CAROUSEL_KERNELS:-6.1 6.12}
 for k in $KERNELS; do
-	if ! kver=$(bash scripts/vm.sh --resolve "$k"); then
+	if ! kver=$(bash scripts/lib/vm.sh --resolve "$k"); then
 		FAIL=$((FAIL + 1))
 		REPORT+=("== $k: FAIL: no such kernel installed")
 		continue
@@ -205,14 +180,13 @@ for k in $KERNELS; do
 	fi
 
 	rm -f "$RES/$kver".{tap,verdict,counts,current,out,console.log}
-	v0=$(date +%s.%N)
-	CAROUSEL_TIER=$tier bash scripts/vm.sh --console "$RES/$kver.console.log" "$kver" -- \
-		bash selftests/run.sh "${runarg[@]}" | tee "$RES/$kver.out"
-	vrc=${PIPESTATUS[0]}
-	vm_s=$(awk -v a="$v0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	export CAROUSEL_TIER=$tier
+	vmr_boot "$RES/$kver.console.log" "$RES/$kver.out" "$RES/$kver.verdict" "$kver" \
+		bash selftests/run.sh "${runarg[@]}"
+	vrc=$VMR_RC vm_s=$VMR_SECS
 
 	p=0 f=0 s=0
-	[ -e "$RES/$kver.tap" ] && read -r p f s < <(count_tap "$RES/$kver.tap")
+	[ -e "$RES/$kver.tap" ] && read -r p f s < <(vmr_tap_count "$RES/$kver.tap")
 	verdict=$(cat "$RES/$kver.verdict" 2>/dev/null)
 	run_s=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$RES/$kver.counts" 2>/dev/null)
 	planned=$(sed -n 's/.*planned=\([0-9]*\).*/\1/p' "$RES/$kver.counts" 2>/dev/null)
@@ -221,7 +195,7 @@ for k in $KERNELS; do
 		# No verdict: the VM died (panic on WARN/oops, timeout, vng error).
 		f=$((f + 1))
 		cur=$(cat "$RES/$kver.current" 2>/dev/null)
-		why=$(grep -m1 -E 'Kernel panic|WARNING:|BUG:|Oops' "$RES/$kver.console.log" 2>/dev/null)
+		why=$(vmr_why "$RES/$kver.console.log")
 		extra="VM DIED (exit $vrc) during ${cur:-boot}${why:+: $why}"
 		verdict=FAIL
 	elif [ "$verdict" = PASS ] && { [ "$vrc" != 0 ] || [ "$f" != 0 ]; }; then
@@ -241,7 +215,8 @@ for k in $KERNELS; do
 	timing="VM ${vm_s}s"
 	[ -z "$run_s" ] || timing+=": tests ${run_s}s, boot+shutdown $(awk -v a="$vm_s" -v b="$run_s" 'BEGIN { printf "%.1f", a - b }')s"
 	REPORT+=("== $kver, tier $tier: $verdict  $p passed, $f failed, $s skipped  ($timing)")
-	[ -e "$RES/$kver.tap" ] && while IFS= read -r l; do REPORT+=("$l"); done < <(table "$RES/$kver.tap")
+	[ "$VMR_RETRIED" = 0 ] || REPORT+=("   (booted twice: $(grep -m1 '^RETRY:' "$RES/$kver.out"))")
+	[ -e "$RES/$kver.tap" ] && while IFS= read -r l; do REPORT+=("$l"); done < <(vmr_tap_table "$RES/$kver.tap" "   ")
 	[ -z "$extra" ] || REPORT+=("   !! $extra" "   console: $RES/$kver.console.log")
 done
 
@@ -257,7 +232,7 @@ if [ "${CAROUSEL_SKIP_BENCH:-0}" != 1 ] && [ "${CAROUSEL_MODULE:-}" != none ]; t
 		tee "$RES/bench-smoke.log"
 	brc=${PIPESTATUS[0]}
 	bline="$(( $(date +%s) - b0 ))s, output in build/bench-smoke/"
-	! grep -q '^bench: RETRY' "$RES/bench-smoke.log" ||
+	! grep -q '^RETRY:' "$RES/bench-smoke.log" ||
 		bline+=" (its first VM died: see the RETRY line in the log)"
 	if [ "$brc" = 0 ]; then
 		PASS=$((PASS + 1))
@@ -269,7 +244,7 @@ if [ "${CAROUSEL_SKIP_BENCH:-0}" != 1 ] && [ "${CAROUSEL_MODULE:-}" != none ]; t
 		# the summary, the kernel's complaint first, then the log's end.
 		while IFS= read -r l; do
 			REPORT+=("   | $l")
-		done < <({ grep -m4 -E 'Kernel panic|WARNING:|BUG:|Oops|RIP:' "$RES/bench-smoke.log"
+		done < <({ vmr_bad_lines "$RES/bench-smoke.log" 4
 			   tail -n 8 "$RES/bench-smoke.log"; } | cut -c1-160)
 	fi
 fi

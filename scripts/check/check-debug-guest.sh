@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The guest half of `make check-debug` (scripts/check-debug.sh), run by
-# scripts/vm.sh on the debug kernel:
+# The guest half of `make check-debug` (scripts/check/check-debug.sh), run by
+# scripts/lib/vm.sh on the debug kernel:
 #
-#   scripts/check-debug-guest.sh KO [run.sh args...]
+#   scripts/check/check-debug-guest.sh KO [run.sh args...]
 #
 # Runs selftests/run.sh KO, then two kmemleak scans a few seconds apart
 # and saves, in $CAROUSEL_RESULTS:

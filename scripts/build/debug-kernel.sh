@@ -4,9 +4,9 @@
 # Build (once) the debug kernel that `make check-debug` boots: Debian's
 # linux-source-6.1 with KASAN, kmemleak, lockdep, DEBUG_ATOMIC_SLEEP and
 # debugobjects on top of virtme-ng's minimal config, everything the selftests
-# need built in (scripts/debug-kernel.config).
+# need built in (scripts/build/debug-kernel.config).
 #
-#   scripts/build-debug-kernel.sh [LOG]
+#   scripts/build/debug-kernel.sh [LOG]
 #
 # The tree lives outside the repository, in
 #   ${CAROUSEL_DEBUG_KERNEL_DIR:-~/.cache/sch_carousel/debug-kernel}/linux-source-6.1
@@ -16,7 +16,7 @@
 #
 # Prints the kernel tree (the KDIR for M= builds) on success.
 set -euo pipefail
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${CAROUSEL_DEBUG_KERNEL_DIR:-$HOME/.cache/sch_carousel/debug-kernel}
 TARBALL=${CAROUSEL_DEBUG_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${CAROUSEL_DEBUG_JOBS:-2}
@@ -36,10 +36,10 @@ if [ -f "$TREE/.carousel-stamp" ] && [ "$(cat "$TREE/.carousel-stamp")" = "$want
 	exit 0
 fi
 
-# vng: one that runs, on PATH or where scripts/deps.sh puts it; its
+# vng: one that runs, on PATH or where scripts/build/deps.sh puts it; its
 # directory first on PATH, for its helpers.
-. "$REPO/scripts/vng-lib.sh"
-VNG=$(vng_find) || { echo "vng (virtme-ng) not found: bash scripts/deps.sh" >&2; exit 1; }
+. "$REPO/scripts/lib/vng.sh"
+VNG=$(vng_find) || { echo "vng (virtme-ng) not found: bash scripts/build/deps.sh" >&2; exit 1; }
 PATH=${VNG%/*}:$PATH
 [ -r "$TARBALL" ] || { echo "$TARBALL missing: apt-get install linux-source-6.1" >&2; exit 1; }
 

@@ -4,18 +4,18 @@
 # `make check-debug`: the selftests on a debug kernel (KASAN, kmemleak,
 # lockdep, DEBUG_ATOMIC_SLEEP, debugobjects), never part of `make check`.
 #
-#   scripts/check-debug.sh                 build (once), boot, test, report
-#   scripts/check-debug.sh --report DIR    only step 4, on the results of an
+#   scripts/check/check-debug.sh                 build (once), boot, test, report
+#   scripts/check/check-debug.sh --report DIR    only step 4, on the results of an
 #                                          earlier run (DIR)
 #
-#   1. scripts/build-debug-kernel.sh: Debian's linux-source-6.1 with
-#      scripts/debug-kernel.config, built once into
+#   1. scripts/build/debug-kernel.sh: Debian's linux-source-6.1 with
+#      scripts/build/debug-kernel.config, built once into
 #      ~/.cache/sch_carousel/debug-kernel/ (reused afterwards; the first build
 #      takes about an hour on the shared 2-core box, nice 19, -j2);
 #   2. a W=1 build of the module against that tree into build/debug/ (any
 #      warning fails);
-#   3. boots the tree's bzImage with scripts/vm.sh (CAROUSEL_VM_KERNEL) and
-#      runs scripts/check-debug-guest.sh there: selftests/run.sh, then two
+#   3. boots the tree's bzImage with scripts/lib/vm.sh (CAROUSEL_VM_KERNEL) and
+#      runs scripts/check/check-debug-guest.sh there: selftests/run.sh, then two
 #      kmemleak scans a few seconds apart;
 #   4. reads the guest's kernel log and kmemleak reports from the results dir
 #      and classifies them.
@@ -49,14 +49,16 @@
 #   CAROUSEL_RESULTS               results dir (default
 #                                  build/results/check-debug-<date>-<pid>)
 #   CAROUSEL_VM_CPUS (2), CAROUSEL_VM_MEM (3G), CAROUSEL_VM_TIMEOUT (sum of
-#   the scaled test timeouts + 20 min) and the rest of scripts/vm.sh's;
-#   CAROUSEL_DEBUG_KERNEL_DIR, CAROUSEL_DEBUG_JOBS: scripts/build-debug-kernel.sh.
+#   the scaled test timeouts + 20 min) and the rest of scripts/lib/vm.sh's;
+#   CAROUSEL_DEBUG_KERNEL_DIR, CAROUSEL_DEBUG_JOBS: scripts/build/debug-kernel.sh.
 set -uo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
-# shellcheck source=scripts/summary.sh
-source scripts/summary.sh
+# shellcheck source=scripts/lib/summary.sh
+source scripts/lib/summary.sh
+# shellcheck source=scripts/lib/vmresult.sh
+source scripts/lib/vmresult.sh
 CACHE=${CAROUSEL_DEBUG_KERNEL_DIR:-$HOME/.cache/sch_carousel/debug-kernel}
 
 REPORT_ONLY=
@@ -65,7 +67,7 @@ if [ "${1:-}" = --report ]; then
 	REPORT_ONLY=1
 	CAROUSEL_RESULTS=$2
 fi
-RES=${CAROUSEL_RESULTS:-$(bash scripts/vm.sh --results-base)/check-debug-$(date +%Y%m%d-%H%M%S)-$$}
+RES=${CAROUSEL_RESULTS:-$(bash scripts/lib/vm.sh --results-base)/check-debug-$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$RES" || exit 1
 RES=$(cd "$RES" && pwd -P)
 if [ -z "$REPORT_ONLY" ]; then
@@ -80,14 +82,14 @@ if [ -z "$REPORT_ONLY" ]; then
 	# ---------------------------------------------------------------- kernel
 	hr "debug kernel"
 	k0=$(date +%s)
-	TREE=$(bash scripts/build-debug-kernel.sh "$RES/kernel.build.log") ||
+	TREE=$(bash scripts/build/debug-kernel.sh "$RES/kernel.build.log") ||
 		die "debug kernel build failed: $RES/kernel.build.log"
 	KIMG=$TREE/arch/x86/boot/bzImage
 	KREL=$(cat "$TREE/include/config/kernel.release") || die "no kernel.release in $TREE"
 	say "$KREL: $KIMG (ready after $(( $(date +%s) - k0 ))s)"
 
 	# ---------------------------------------------------------------- module
-	# As scripts/build-module.sh, with the debug tree as KDIR.
+	# As scripts/build/module.sh, with the debug tree as KDIR.
 	hr "module (W=1)"
 	d=build/debug
 	mkdir -p "$d"
@@ -154,27 +156,15 @@ if [ -z "$REPORT_ONLY" ]; then
 	export CAROUSEL_VM_TIMEOUT=${CAROUSEL_VM_TIMEOUT:-$((total_tmo + 1200))}
 	export CAROUSEL_VM_KERNEL=$KIMG
 
+	# QEMU's "Oops: int3" race (vmresult.sh): the one retry, on 1 vCPU.
+	export CAROUSEL_VM_RETRY_CPUS=${CAROUSEL_VM_RETRY_CPUS:-1}
 	cpus=${CAROUSEL_VM_CPUS:-2}
-	for attempt in 1 2; do
-		hr "$KREL, $cpus vCPU, test timeouts x$SCALE, VM limit ${CAROUSEL_VM_TIMEOUT}s"
-		rm -f "$RES/$KREL".{tap,verdict,counts,current,out,console.log,dmesg,dmesg-end,kmemleak,kmemleak-boot,debug-done}
-		v0=$(date +%s)
-		CAROUSEL_VM_CPUS=$cpus bash scripts/vm.sh --console "$RES/$KREL.console.log" "$KREL" -- \
-			bash scripts/check-debug-guest.sh "$KO" | tee "$RES/$KREL.out"
-		vrc=${PIPESTATUS[0]}
-		vm_s=$(( $(date +%s) - v0 ))
-		# The kernel died before run.sh started with the "Oops: int3"
-		# of 6.x under TCG at boot (an emulator race, no code of ours
-		# running yet): once more, on one vCPU.  Any other death fails.
-		if [ ! -e "$RES/$KREL.tap" ] && [ "$attempt" = 1 ] &&
-		   grep -q 'Oops: int3' "$RES/$KREL.console.log" 2>/dev/null; then
-			say "VM died at boot (exit $vrc): retrying on 1 vCPU"
-			cp "$RES/$KREL.console.log" "$RES/$KREL.console.boot-fail-$attempt.log" 2>/dev/null
-			cpus=1
-			continue
-		fi
-		break
-	done
+	hr "$KREL, $cpus vCPU, test timeouts x$SCALE, VM limit ${CAROUSEL_VM_TIMEOUT}s"
+	rm -f "$RES/$KREL".{tap,verdict,counts,current,out,console.log,dmesg,dmesg-end,kmemleak,kmemleak-boot,debug-done}
+	CAROUSEL_VM_CPUS=$cpus vmr_boot "$RES/$KREL.console.log" "$RES/$KREL.out" "$RES/$KREL.debug-done" \
+		"$KREL" bash scripts/check/check-debug-guest.sh "$KO"
+	vrc=$VMR_RC vm_s=$VMR_SECS
+	[ "$VMR_RETRIED" = 0 ] || cpus=$CAROUSEL_VM_RETRY_CPUS
 
 fi
 
@@ -187,25 +177,16 @@ fi
 hr "results (in $RES)"
 FAILED=()
 p=0 f=0 s=0
-[ -e "$RES/$KREL.tap" ] && read -r p f s < <(awk '/^ok [0-9]+ .*# SKIP/ { s++; next }
-	/^ok [0-9]+/ { p++; next } /^not ok [0-9]+/ { f++ }
-	END { printf "%d %d %d\n", p, f, s }' "$RES/$KREL.tap")
+[ -e "$RES/$KREL.tap" ] && read -r p f s < <(vmr_tap_count "$RES/$KREL.tap")
 run_s=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$RES/$KREL.counts" 2>/dev/null)
 REPORT+=("selftests on $KREL ($cpus vCPU): $p passed, $f failed, $s skipped (VM ${vm_s}s${run_s:+, tests ${run_s}s}, exit $vrc)")
 if [ -e "$RES/$KREL.tap" ]; then
-	while IFS= read -r l; do REPORT+=("   $l"); done < <(
-		awk '/^# [^ ]+: exit [0-9]+ after [0-9.]+s$/ { t[$2] = $NF; next }
-		/^(not )?ok [0-9]+ / { st = ($1 == "not") ? "not ok" : "ok"; l = $0
-			sub(/^(not )?ok [0-9]+ /, "", l); nm = l; why = ""
-			if (index(l, " # ")) { nm = substr(l, 1, index(l, " # ") - 1); why = substr(l, index(l, " # ") + 3) }
-			if (st == "ok" && why ~ /^SKIP/) st = "skip"
-			printf "%-7s %-34s %7s  %s\n", st, nm, t[nm ":"], why }' "$RES/$KREL.tap")
+	while IFS= read -r l; do REPORT+=("$l"); done < <(vmr_tap_table "$RES/$KREL.tap" "   ")
 fi
 if [ ! -e "$RES/$KREL.debug-done" ]; then
 	cur=$(cat "$RES/$KREL.current" 2>/dev/null)
-	# QEMU names a signal it got from outside (another session's cleanup).
-	killed=$(grep -o 'terminating on signal [0-9]* from pid [0-9]*[^)]*)' "$RES/$KREL.console.log" 2>/dev/null | head -n1)
-	FAILED+=("VM did not reach the end (exit $vrc, during ${cur:-boot}${killed:+; qemu: $killed}): $RES/$KREL.console.log")
+	why=$(vmr_why "$RES/$KREL.console.log")
+	FAILED+=("VM did not reach the end (exit $vrc, during ${cur:-boot}${why:+; $why}): $RES/$KREL.console.log")
 fi
 if [ "$f" != 0 ] && [ "${CAROUSEL_DEBUG_STRICT:-0}" = 1 ]; then
 	FAILED+=("$f selftest case(s) failed (CAROUSEL_DEBUG_STRICT=1)")

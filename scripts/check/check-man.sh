@@ -6,14 +6,14 @@
 # groff) with --warnings, at a fixed width so the result does not depend on
 # the terminal.  Prints what either said and exits 1 if anything was said.
 #
-#   scripts/check-man.sh [PAGE...]      default: docs/tc-carousel.8
+#   scripts/check/check-man.sh [PAGE...]      default: docs/tc-carousel.8
 set -euo pipefail
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 
 [ $# -gt 0 ] || set -- docs/tc-carousel.8
 for t in groff man; do
-	command -v "$t" >/dev/null || { echo "check-man: $t not found (bash scripts/deps.sh)" >&2; exit 1; }
+	command -v "$t" >/dev/null || { echo "check-man: $t not found (bash scripts/build/deps.sh)" >&2; exit 1; }
 done
 export LC_ALL=C.UTF-8 MANWIDTH=80 MANPAGER=cat PAGER=cat
 
