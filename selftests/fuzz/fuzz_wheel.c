@@ -2,7 +2,7 @@
 /*
  * fuzz_wheel.c - libFuzzer harness for the carousel timing wheel.
  *
- * Compiles the wheel of ../../sch_carousel.h (the very code the module
+ * Compiles the wheel of ../../carousel_wheel.h (the very code the module
  * uses) against ../unit/kshim.h, drives it the way sch_carousel.c does and
  * checks every step against a reference model.  Build and run with
  * run.sh (or `make fuzz` at the top).
@@ -85,7 +85,7 @@
  * At exit: "fuzz_wheel: stats ops=N seconds=S ..." on stderr.
  */
 #include "kshim.h"
-#include "sch_carousel.h"
+#include "carousel_wheel.h"
 
 #include <stdarg.h>
 #include <time.h>

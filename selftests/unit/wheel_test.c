@@ -2,7 +2,7 @@
 /*
  * wheel_test.c - userspace unit tests of the carousel timing wheel.
  *
- * Compiles the wheel of ../../sch_carousel.h (the very code the module
+ * Compiles the wheel of ../../carousel_wheel.h (the very code the module
  * uses) against kshim.h and checks it against a reference model.  Output
  * is KTAP; the last line is "N passed, N failed"; the exit status is 1 if
  * anything failed.
@@ -44,7 +44,7 @@
  *  - the wheel never WARNs.
  */
 #include "kshim.h"
-#include "sch_carousel.h"
+#include "carousel_wheel.h"
 
 #include <signal.h>
 #include <stdarg.h>
