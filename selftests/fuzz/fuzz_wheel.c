@@ -3,9 +3,9 @@
  * fuzz_wheel.c - libFuzzer harness for the carousel timing wheel.
  *
  * Compiles the wheel of ../../carousel_wheel.h (the very code the module
- * uses) against ../unit/kshim.h, drives it the way sch_carousel.c does and
- * checks every step against a reference model.  Build and run with
- * run.sh (or `make fuzz` at the top).
+ * uses) against tools/include/kshim.h, drives it the way sch_carousel.c
+ * does and checks every step against a reference model.  Build and run
+ * with run.sh (or `make fuzz` at the top).
  *
  * Input.  A few header bytes pick the configuration (granularity, horizon,
  * start time, limits, flows, classes); the rest is a stream of operations.
