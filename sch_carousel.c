@@ -8,7 +8,7 @@
  *
  * Instead of a queue per rate (HTB) or an rb-tree per flow (fq), every
  * packet gets a departure time and goes into one hierarchical timing wheel
- * (see sch_carousel.h) at the slot for that time.
+ * (see carousel_wheel.h) at the slot for that time.
  *
  * enqueue():
  *   - classify: skb->priority naming one of our classes, else the filters,
@@ -1751,7 +1751,7 @@ static const struct carousel_xstat carousel_class_xstats[] = {
 	TC_CAROUSEL_CLASS_XSTATS(CAROUSEL_CLASS_XSTAT)
 };
 
-/* TCA_STATS_APP: the kind, then each counter of st as a u64 (sch_carousel.h). */
+/* TCA_STATS_APP: the kind, then each counter of st as u64 (uapi/carousel.h). */
 static int carousel_put_xstats(struct gnet_dump *d, u32 kind, const void *st,
 			       const struct carousel_xstat *x, unsigned int n)
 {

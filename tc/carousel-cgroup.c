@@ -65,7 +65,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "sch_carousel.h"
+#include "include/uapi/carousel.h"
 
 #define CG_PRIO		0xca00	/* our filter's priority on the qdisc */
 #define CG_HANDLE	0xca	/* and its handle */

@@ -35,7 +35,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-#include "sch_carousel.h"
+#include "include/uapi/carousel.h"
 
 /* ---- What this plugin uses from tc -------------------------------------- */
 
@@ -729,7 +729,7 @@ carousel_print_class_xstats(const struct tc_carousel_class_xstats *st)
 /*
  * The kind of a nest (TC_CAROUSEL_XSTATS_QDISC or _CLASS), or 0 for a
  * bare struct from an older module: a nest opens with an 8-byte kind
- * attribute, which a bare struct cannot (sch_carousel.h).
+ * attribute, which a bare struct cannot (include/uapi/carousel.h).
  */
 static __u32 carousel_xstats_kind(const struct rtattr *xstats)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * wheelbench.c - steady-state cost of an EDT queue: the carousel timing
- * wheel (the very code of ../../sch_carousel.h, compiled against the unit
- * tests' kshim.h), a red-black tree with a cached leftmost node (the
+ * wheel (the very code of ../../carousel_wheel.h, compiled against
+ * tools/include/kshim.h), a red-black tree with a cached leftmost node (the
  * structure sch_fq and sch_etf keep their packets in) and a binary heap.
  *
  *   wheelbench [-n N,N,...] [-s struct,...] [-o OPS] [-r RUNS] [-H ns] [-c]
@@ -38,7 +38,7 @@
  * up to ties), and main() exits 1 if they do not.
  */
 #include "kshim.h"
-#include "sch_carousel.h"
+#include "carousel_wheel.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -16,7 +16,10 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 PKG=sch_carousel
-SRC_FILES=(dkms.conf VERSION Kbuild sch_carousel.c sch_carousel.h)
+# Paths relative to the repository, kept as they are under the copy: the
+# module includes include/uapi/carousel.h by that relative path.
+SRC_FILES=(dkms.conf VERSION Kbuild sch_carousel.c sch_carousel.h carousel_compat.h
+	   carousel_wheel.h include/uapi/carousel.h)
 DKMS_TREE=/var/lib/dkms
 
 die() { echo "dkms.sh: $*" >&2; exit 1; }
@@ -47,7 +50,9 @@ do_install() {
 	fi
 	rm -rf "$src"
 	install -d "$src"
-	(cd "$REPO" && install -m 0644 "${SRC_FILES[@]}" "$src/")
+	for f in "${SRC_FILES[@]}"; do
+		install -D -m 0644 "$REPO/$f" "$src/$f"
+	done
 	dkms add -m "$PKG" -v "$ver"
 
 	for d in /lib/modules/*/; do

@@ -14,7 +14,9 @@ kver=$(bash scripts/lib/vm.sh --resolve "$1")
 log=${2:-build/$kver.build.log}
 d=build/$kver
 mkdir -p "$d" "$(dirname "$log")"
-for f in Kbuild sch_carousel.c sch_carousel.h; do
+# The module's sources, linked in place: a quoted #include finds its header
+# next to the includer, so include/ is linked as a whole.
+for f in Kbuild sch_carousel.c sch_carousel.h carousel_compat.h carousel_wheel.h include; do
 	ln -sfn "../../$f" "$d/$f"
 done
 rc=0

@@ -93,7 +93,7 @@ if [ -z "$REPORT_ONLY" ]; then
 	hr "module (W=1)"
 	d=build/debug
 	mkdir -p "$d"
-	for f in Kbuild sch_carousel.c sch_carousel.h; do
+	for f in Kbuild sch_carousel.c sch_carousel.h carousel_compat.h carousel_wheel.h include; do
 		ln -sfn "../../$f" "$d/$f"
 	done
 	blog=$RES/debug.build.log

@@ -2,10 +2,10 @@
 /*
  * fuzz_wheel.c - libFuzzer harness for the carousel timing wheel.
  *
- * Compiles the wheel of ../../sch_carousel.h (the very code the module
- * uses) against ../unit/kshim.h, drives it the way sch_carousel.c does and
- * checks every step against a reference model.  Build and run with
- * run.sh (or `make fuzz` at the top).
+ * Compiles the wheel of ../../carousel_wheel.h (the very code the module
+ * uses) against tools/include/kshim.h, drives it the way sch_carousel.c
+ * does and checks every step against a reference model.  Build and run
+ * with run.sh (or `make fuzz` at the top).
  *
  * Input.  A few header bytes pick the configuration (granularity, horizon,
  * start time, limits, flows, classes); the rest is a stream of operations.
@@ -42,12 +42,13 @@
  * One op, as counted and reported, is one enqueue attempt, one dequeue
  * call (first() and maybe pop()), one time step or one config change.
  *
- * The model.  As in ../unit/wheel_test.c, the wheel must behave as a
- * priority queue ordered by (effective tick, insertion order), where a
- * packet's effective tick is max(time / gran, cursor at insertion): a time
- * before the cursor is due and goes to the cursor's slot (header comment:
- * "A time before the cursor is due and goes to the cursor's slot").  The
- * model keeps the pending packets in a binary heap by that key.  Checked:
+ * The model (../lib/model.h, as in ../unit/wheel_test.c): the wheel must
+ * behave as a priority queue ordered by (effective tick, insertion order),
+ * where a packet's effective tick is max(time / gran, cursor at
+ * insertion): a time before the cursor is due and goes to the cursor's
+ * slot (header comment: "A time before the cursor is due and goes to the
+ * cursor's slot").  The model keeps the pending packets in a heap by that
+ * key.  Checked:
  *
  *  - order: every head first() returns, and every packet pop_first()
  *    returns, is the model's minimum.  A due packet has an effective tick
@@ -85,7 +86,7 @@
  * At exit: "fuzz_wheel: stats ops=N seconds=S ..." on stderr.
  */
 #include "kshim.h"
-#include "sch_carousel.h"
+#include "carousel_wheel.h"
 
 #include <stdarg.h>
 #include <time.h>
@@ -112,6 +113,19 @@ unsigned long kshim_ffs_zero;
 #define NOW_MAX		((1ULL << 63) + (1ULL << 60))
 #define VERIFY_EVERY	256		/* ops between structure walks */
 #define DEFAULT_OPS	4096
+
+/* A failed check prints what failed and traps (violation(), below). */
+static void __attribute__((noreturn, format(printf, 2, 3)))
+violation(int line, const char *fmt, ...);
+
+#define CHECK(cond, ...) do {					\
+	if (__builtin_expect(!(cond), 0))			\
+		violation(__LINE__, __VA_ARGS__);		\
+} while (0)
+
+/* The model's checks fail as ours do. */
+#define MODEL_CHECK CHECK
+#include "../lib/model.h"
 
 enum { P_PENDING = 1, P_SENT, P_DROPPED };
 
@@ -157,13 +171,14 @@ struct fz {
 	u64			wait;	/* the armed watchdog, NONE if none */
 	u64			seq, moves;
 	u32			gran, levels, limit, flow_limit;
-	u32			nflows, nclasses, npkts, npending, gen;
+	u32			nflows, nclasses, npkts, gen;
 	u32			p_enq, p_deq;	/* op mix, percent */
 	u32			p_adv;	/* 100: any time step, less: small */
 	u32			p_cfg;	/* rate, params and limit changes */
 	u8			horizon_drop;
 	const char		*op;
 	u64			opno;
+	struct model_heap	q;	/* the pending packets, in heap[] */
 	u32			heap[MAX_PENDING];
 	struct flow		fl[MAX_FLOWS];
 	struct cls		cl[MAX_CLASSES + 1];
@@ -214,15 +229,11 @@ violation(int line, const char *fmt, ...)
 		"\nfuzz_wheel: now %llu (tick %llu) gran %u horizon %llu levels %u cursor %llu count %u model %u limit %u\n",
 		f->now, f->gran ? f->now / f->gran : 0, f->gran, f->horizon,
 		f->levels, f->w ? f->w->cur : 0, f->w ? f->w->count : 0,
-		f->npending, f->limit);
+		f->q.n, f->limit);
 	print_stats();
 	__builtin_trap();
 }
 
-#define CHECK(cond, ...) do {					\
-	if (__builtin_expect(!(cond), 0))			\
-		violation(__LINE__, __VA_ARGS__);		\
-} while (0)
 
 static void check_quiet(void)
 {
@@ -326,59 +337,14 @@ static u64 min_u64(u64 a, u64 b)
 	return a < b ? a : b;
 }
 
-/* Ticks ahead of the cursor from which insert() refuses. */
-static u64 wheel_span(u32 levels)
-{
-	u64 top = pow1024(levels - 1);
-
-	return (top << CAROUSEL_LVL_BITS) - top;
-}
-
 /* ------------------------------------------------------------------ */
-/* The model's heap, by (effective tick, insertion order)              */
+/* The model's order: (effective tick, insertion order)                */
 
-static bool before(u32 a, u32 b)
+static bool before(const void *ctx, u32 a, u32 b)
 {
+	(void)ctx;
 	return pk[a].eff < pk[b].eff ||
 	       (pk[a].eff == pk[b].eff && pk[a].seq < pk[b].seq);
-}
-
-static void heap_push(struct fz *f, u32 id)
-{
-	u32 i = f->npending++;
-
-	while (i) {
-		u32 p = (i - 1) / 2;
-
-		if (!before(id, f->heap[p]))
-			break;
-		f->heap[i] = f->heap[p];
-		i = p;
-	}
-	f->heap[i] = id;
-}
-
-static u32 heap_pop(struct fz *f)
-{
-	u32 top = f->heap[0], n = --f->npending, id, i = 0;
-
-	if (!n)
-		return top;
-	id = f->heap[n];
-	for (;;) {
-		u32 c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(f->heap[c + 1], f->heap[c]))
-			c++;
-		if (!before(f->heap[c], id))
-			break;
-		f->heap[i] = f->heap[c];
-		i = c;
-	}
-	f->heap[i] = id;
-	return top;
 }
 
 /* ------------------------------------------------------------------ */
@@ -467,81 +433,54 @@ static void check_cursor(struct fz *f)
 {
 	struct carousel_wheel *w = f->w;
 
-	CHECK(w->count == f->npending, "wheel count %u, model %u",
-	      w->count, f->npending);
+	CHECK(w->count == f->q.n, "wheel count %u, model %u",
+	      w->count, f->q.n);
 	CHECK(w->cur <= f->now / f->gran, "cursor %llu after now's tick %llu",
 	      w->cur, f->now / f->gran);
-	CHECK(!f->npending || w->cur <= pk[f->heap[0]].eff,
+	CHECK(!f->q.n || w->cur <= pk[f->q.id[0]].eff,
 	      "cursor %llu after the earliest packet's tick %llu", w->cur,
-	      pk[f->heap[0]].eff);
+	      pk[f->q.id[0]].eff);
 }
 
-/* Level the header comment assigns to effective tick eff for cursor cur. */
-static u32 model_level(const struct fz *f, u64 eff, u64 cur)
-{
-	u64 diff = eff ^ cur;
-	u32 level = diff ? (fls64(diff) - 1) / CAROUSEL_LVL_BITS : 0;
+/* The walk's visit: our own packet, pending, seen once, in insertion order. */
+struct walk {
+	struct fz	*f;
+	u32		total, gen;
+};
 
-	return level < f->levels ? level : f->levels - 1;
+static bool visit(void *ctx, const struct sk_buff *b,
+		  const struct sk_buff *last, u32 lv, u32 idx, u64 *eff)
+{
+	struct walk *wk = ctx;
+	struct pkt *p;
+
+	CHECK(b >= pool && b < pool + wk->f->npkts && b == &pool[b->id],
+	      "level %u slot %u: foreign skb %p", lv, idx, (void *)b);
+	p = &pk[b->id];
+	CHECK(p->state == P_PENDING && p->mark != wk->gen,
+	      "level %u slot %u: packet %u %s", lv, idx, b->id,
+	      p->mark == wk->gen ? "linked twice" : "not pending");
+	p->mark = wk->gen;
+	CHECK(!last || pk[last->id].seq < p->seq,
+	      "level %u slot %u: packet %u not in insertion order",
+	      lv, idx, b->id);
+	wk->total++;
+	*eff = p->eff;
+	return true;
 }
 
 /* Walk the whole wheel and check its structure against the model. */
 static void verify(struct fz *f)
 {
 	struct carousel_wheel *w = f->w;
-	u32 total = 0, gen = ++f->gen;
+	struct walk wk = { .f = f, .gen = ++f->gen };
 
 	CHECK(w->levels == f->levels && w->gran == f->gran,
 	      "wheel levels %u gran %u changed", w->levels, w->gran);
 	check_cursor(f);
-	for (u32 lv = 0; lv < f->levels; lv++) {
-		const struct carousel_level *l = &w->lvl[lv];
-
-		CHECK(!(l->summary >> (CAROUSEL_MAP_WORDS - 1) >> 1),
-		      "level %u: stray summary bits %llx", lv, l->summary);
-		for (u32 wd = 0; wd < CAROUSEL_MAP_WORDS; wd++)
-			CHECK(!!(l->summary & (1ULL << wd)) == !!l->map[wd],
-			      "level %u: summary bit %u does not match its map word",
-			      lv, wd);
-		for (u32 idx = 0; idx < CAROUSEL_LVL_SLOTS; idx++) {
-			const struct carousel_slot *sl = &l->slot[idx];
-			bool bit = l->map[idx / 64] & (1ULL << (idx % 64));
-			const struct sk_buff *b, *last = NULL;
-
-			CHECK(bit == !!sl->head,
-			      "level %u slot %u: map bit %d, head %p", lv, idx,
-			      bit, (void *)sl->head);
-			for (b = sl->head; b; b = b->next) {
-				struct pkt *p;
-
-				CHECK(b >= pool && b < pool + f->npkts &&
-				      b == &pool[b->id],
-				      "level %u slot %u: foreign skb %p", lv,
-				      idx, (void *)b);
-				p = &pk[b->id];
-				CHECK(p->state == P_PENDING && p->mark != gen,
-				      "level %u slot %u: packet %u %s", lv, idx,
-				      b->id, p->mark == gen ? "linked twice" :
-				      "not pending");
-				p->mark = gen;
-				CHECK(!last || pk[last->id].seq < p->seq,
-				      "level %u slot %u: packet %u not in insertion order",
-				      lv, idx, b->id);
-				CHECK(model_level(f, p->eff, w->cur) == lv &&
-				      ((p->eff >> (CAROUSEL_LVL_BITS * lv)) &
-				       CAROUSEL_LVL_MASK) == idx,
-				      "packet %u (eff tick %llu) on level %u slot %u; cursor %llu puts it on level %u",
-				      b->id, p->eff, lv, idx, w->cur,
-				      model_level(f, p->eff, w->cur));
-				total++;
-				last = b;
-			}
-			CHECK(sl->tail == last, "level %u slot %u: bad tail",
-			      lv, idx);
-		}
-	}
-	CHECK(total == f->npending, "%u packets linked, model %u", total,
-	      f->npending);
+	model_walk(w, visit, &wk);
+	CHECK(wk.total == f->q.n, "%u packets linked, model %u", wk.total,
+	      f->q.n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -616,7 +555,7 @@ static void op_enqueue(struct fz *f)
 	st.enq++;
 
 	depart = gen_edt(f, fl);
-	if (f->npending >= f->limit) {
+	if (f->q.n >= f->limit) {
 		st.drop_limit++;
 		return;
 	}
@@ -677,12 +616,12 @@ static void op_enqueue(struct fz *f)
 		fl->last = depart;
 	fl->pending++;
 	p->fseq = fl->next_fseq++;
-	p->eff = tick > cur ? tick : cur;
+	p->eff = model_eff(depart, f->gran, cur);
 	p->seq = f->seq++;
 	p->state = P_PENDING;
-	heap_push(f, id);
-	if (f->npending > st.max_pending)
-		st.max_pending = f->npending;
+	model_heap_push(&f->q, id, before, NULL);
+	if (f->q.n > st.max_pending)
+		st.max_pending = f->q.n;
 	check_cursor(f);
 }
 
@@ -697,15 +636,15 @@ static bool dequeue_one(struct fz *f)
 
 	st.ops++;
 	if (!w->count) {
-		CHECK(!f->npending, "wheel empty, model has %u packets",
-		      f->npending);
+		CHECK(!f->q.n, "wheel empty, model has %u packets",
+		      f->q.n);
 		f->wait = NONE;
 		return false;
 	}
 	sl = carousel_wheel_first(w, nt, &wake);
 	check_quiet();
-	CHECK(f->npending, "wheel count %u, model empty", w->count);
-	m = f->heap[0];
+	CHECK(f->q.n, "wheel count %u, model empty", w->count);
+	m = f->q.id[0];
 	if (!sl) {
 		CHECK(wake != NONE, "first() gave NULL and no wake with %u packets",
 		      w->count);
@@ -743,7 +682,7 @@ static bool dequeue_one(struct fz *f)
 	CHECK(!b->next, "popped skb still linked");
 	CHECK(b->time <= f->now, "packet %u released early: time %llu > now %llu",
 	      b->id, b->time, f->now);
-	heap_pop(f);
+	model_heap_pop(&f->q, before, NULL);
 	wheel_leave(f, b);
 	model_leave(f, b->id, P_SENT);
 	st.sent++;
@@ -830,7 +769,7 @@ static void rebuild(struct fz *f, struct carousel_wheel *nw, u32 levels,
 {
 	static u32 list[MAX_PENDING];
 	struct carousel_wheel *old = f->w;
-	u32 n = 0, kept = 0, total = f->npending;
+	u32 n = 0, kept = 0, total = f->q.n;
 	struct sk_buff *b;
 	u64 cascades, cur;
 
@@ -838,9 +777,9 @@ static void rebuild(struct fz *f, struct carousel_wheel *nw, u32 levels,
 		u32 m;
 
 		check_quiet();
-		CHECK(f->npending,
+		CHECK(f->q.n,
 		      "pop_first returned a packet, the model has none");
-		m = f->heap[0];
+		m = f->q.id[0];
 		CHECK(b >= pool && b < pool + f->npkts && b == &pool[b->id],
 		      "pop_first returned a foreign skb %p", (void *)b);
 		CHECK(b->id == m,
@@ -848,11 +787,11 @@ static void rebuild(struct fz *f, struct carousel_wheel *nw, u32 levels,
 		      b->id, b->time, pk[b->id].eff, pk[b->id].seq, m,
 		      pool[m].time, pk[m].eff, pk[m].seq);
 		CHECK(!b->next, "pop_first returned a linked skb");
-		heap_pop(f);
+		model_heap_pop(&f->q, before, NULL);
 		wheel_leave(f, b);
 		list[n++] = m;
-		CHECK(old->count == f->npending, "count %u, model %u after pop_first",
-		      old->count, f->npending);
+		CHECK(old->count == f->q.n, "count %u, model %u after pop_first",
+		      old->count, f->q.n);
 	}
 	check_quiet();
 	CHECK(n == total && !old->count,
@@ -866,7 +805,7 @@ static void rebuild(struct fz *f, struct carousel_wheel *nw, u32 levels,
 	f->levels = levels;
 	f->gran = gran;
 	f->horizon = horizon;
-	f->span = wheel_span(levels);
+	f->span = model_span(levels);
 	f->seq = 0;
 	cur = nw->cur;
 	CHECK(cur == f->now / gran, "init: cursor %llu, now's tick %llu", cur,
@@ -885,9 +824,9 @@ static void rebuild(struct fz *f, struct carousel_wheel *nw, u32 levels,
 			      tick, cur, f->span, ok ? "accepted, should be refused" :
 			      "refused, should be accepted");
 			if (ok) {
-				pk[id].eff = tick > cur ? tick : cur;
+				pk[id].eff = model_eff(pool[id].time, gran, cur);
 				pk[id].seq = f->seq++;
-				heap_push(f, id);
+				model_heap_push(&f->q, id, before, NULL);
 				kept++;
 				continue;
 			}
@@ -1013,6 +952,7 @@ static void setup(struct fz *f, const u8 *data, size_t size)
 	u64 g, H;
 
 	memset(f, 0, offsetof(struct fz, heap));
+	f->q.id = f->heap;
 	memset(f->fl, 0, sizeof(f->fl));
 	memset(f->recent, 0, sizeof(f->recent));
 	src_init(s, data, size);
@@ -1027,7 +967,7 @@ static void setup(struct fz *f, const u8 *data, size_t size)
 	f->gran = g;
 	f->horizon = H;
 	f->levels = carousel_wheel_levels(g, H);
-	f->span = wheel_span(f->levels);
+	f->span = model_span(f->levels);
 
 	pick = src_below(s, 8);
 	if (pick < 2)
@@ -1081,32 +1021,32 @@ static void finish(struct fz *f)
 	if (verbose)
 		fprintf(stderr,
 			"fuzz_wheel: input %llu: %u packets, %u pending at the end, limit %u, now %llu, cursor %llu\n",
-			st.inputs, f->npkts, f->npending, f->limit, f->now,
+			st.inputs, f->npkts, f->q.n, f->limit, f->now,
 			w->cur);
 	if (src_chance(&f->in, 50)) {
-		u64 guard = (u64)f->npending * (f->levels + 2) + 8;
+		u64 guard = (u64)f->q.n * (f->levels + 2) + 8;
 
-		while (f->npending) {
+		while (f->q.n) {
 			while (dequeue_one(f))
 				;
-			if (!f->npending)
+			if (!f->q.n)
 				break;
 			CHECK(f->wait != NONE && f->wait > f->now,
 			      "%u packets left, watchdog at %llu, now %llu",
-			      f->npending, f->wait, f->now);
-			CHECK(guard--, "%u packets never released", f->npending);
+			      f->q.n, f->wait, f->now);
+			CHECK(guard--, "%u packets never released", f->q.n);
 			f->now = f->wait;
 		}
 	} else {
-		u32 n = f->npending;
+		u32 n = f->q.n;
 
 		rebuild(f, w, f->levels, f->gran, f->horizon, 0);
 		st.purged += n;
 		w = f->w;
 	}
 	check_quiet();
-	CHECK(!w->count && !f->npending, "not empty: count %u, model %u",
-	      w->count, f->npending);
+	CHECK(!w->count && !f->q.n, "not empty: count %u, model %u",
+	      w->count, f->q.n);
 	CHECK(!carousel_wheel_pop_first(w),
 	      "pop_first on an empty wheel returned a packet");
 	check_quiet();

@@ -13,7 +13,7 @@
 #
 # Environment:
 #   FUZZ_OUT=dir      build and corpus dir (default build/fuzz)
-#   HDRDIR=dir        take sch_carousel.h from dir (a patched copy)
+#   HDRDIR=dir        take carousel_wheel.h from dir (a patched copy)
 #   FUZZ_ARGS="..."   more libFuzzer flags
 #   and those of fuzz_wheel.c (FUZZ_WHEEL_OPS ...).
 set -uo pipefail

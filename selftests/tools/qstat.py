@@ -49,7 +49,7 @@ TCA_STATS_BASIC = 1
 TCA_STATS_QUEUE = 3
 TCA_STATS_APP = 4
 NLA_TYPE_MASK = 0x3FFF
-# carousel's statistics (sch_carousel.h): a nest whose first attribute is
+# carousel's statistics (include/uapi/carousel.h): a nest whose first attribute is
 # its kind; modules before the nest sent a bare struct.
 XSTATS_KIND = 2
 XSTATS_KIND_QDISC = 0x63720001

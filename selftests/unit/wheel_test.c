@@ -2,8 +2,9 @@
 /*
  * wheel_test.c - userspace unit tests of the carousel timing wheel.
  *
- * Compiles the wheel of ../../sch_carousel.h (the very code the module
- * uses) against kshim.h and checks it against a reference model.  Output
+ * Compiles the wheel of ../../carousel_wheel.h (the very code the module
+ * uses) against kshim.h and checks it against the reference model of
+ * ../lib/model.h.  Output
  * is KTAP; the last line is "N passed, N failed"; the exit status is 1 if
  * anything failed.
  *
@@ -16,7 +17,7 @@
  * by (effective tick, insertion order), where a packet's effective tick is
  * max(time / gran, cursor at insertion): a time before the cursor is due
  * and goes to the cursor's slot.  The model keeps the pending packets in
- * two indexed heaps, one by time and one by (effective tick, id); ids are
+ * two of its heaps, one by time and one by (effective tick, id); ids are
  * handed out in insertion order.  On top of that every dequeue loop
  * (the qdisc's: first(), release the head while it is due) is checked for:
  *
@@ -44,7 +45,7 @@
  *  - the wheel never WARNs.
  */
 #include "kshim.h"
-#include "sch_carousel.h"
+#include "carousel_wheel.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -105,6 +106,10 @@ static bool check_fail(int line, const char *expr, const char *fmt, ...)
 #define CHECK(cond, ...) ((cond) ? true : check_fail(__LINE__, #cond, __VA_ARGS__))
 /* In functions returning bool: report and return false. */
 #define REQUIRE(cond, ...) do { if (!CHECK(cond, __VA_ARGS__)) return false; } while (0)
+
+/* The model's checks report and return as ours do. */
+#define MODEL_CHECK REQUIRE
+#include "../lib/model.h"
 
 static void ctx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void ctx(const char *fmt, ...)
@@ -230,7 +235,6 @@ struct pinfo {
 	u64	eff;		/* effective tick: max(tick, cursor at insert) */
 	u64	rel_now;	/* now of the dequeue that released it */
 	u32	seq;		/* rank among the accepted packets of its flow */
-	u32	hpos[2];	/* positions in the two heaps */
 	u32	mark;
 	u8	state;
 	u8	level;		/* level it was inserted on */
@@ -253,8 +257,7 @@ struct sim {
 	struct sk_buff		*skb;	/* pool, indexed by id */
 	struct pinfo		*pi;
 	u32			cap, used;
-	u32			*heap[2];	/* 0: by time, 1: by (eff, id) */
-	u32			hn[2];
+	struct model_heap	heap[2];	/* 0: by time, 1: by (eff, id) */
 	struct flow		*fl;
 	u32			nflows;
 
@@ -271,84 +274,21 @@ struct sim {
 	u64			max_lag;
 };
 
-static u64 hkey(const struct sim *s, int h, u32 id)
+/* The model's orders: heap[0] by time, heap[1] by effective tick; ties by id. */
+static bool by_time(const void *ctx, u32 a, u32 b)
 {
-	return h ? s->pi[id].eff : s->skb[id].time;
-}
-
-static bool hless(const struct sim *s, int h, u32 a, u32 b)
-{
-	u64 ka = hkey(s, h, a), kb = hkey(s, h, b);
+	const struct sim *s = ctx;
+	u64 ka = s->skb[a].time, kb = s->skb[b].time;
 
 	return ka < kb || (ka == kb && a < b);
 }
 
-static void hset(struct sim *s, int h, u32 i, u32 id)
+static bool by_eff(const void *ctx, u32 a, u32 b)
 {
-	s->heap[h][i] = id;
-	s->pi[id].hpos[h] = i;
-}
+	const struct sim *s = ctx;
+	u64 ka = s->pi[a].eff, kb = s->pi[b].eff;
 
-static void hup(struct sim *s, int h, u32 i)
-{
-	u32 id = s->heap[h][i];
-
-	while (i) {
-		u32 p = (i - 1) / 2;
-
-		if (!hless(s, h, id, s->heap[h][p]))
-			break;
-		hset(s, h, i, s->heap[h][p]);
-		i = p;
-	}
-	hset(s, h, i, id);
-}
-
-static void hdown(struct sim *s, int h, u32 i)
-{
-	u32 n = s->hn[h], id = s->heap[h][i];
-
-	for (;;) {
-		u32 c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && hless(s, h, s->heap[h][c + 1], s->heap[h][c]))
-			c++;
-		if (!hless(s, h, s->heap[h][c], id))
-			break;
-		hset(s, h, i, s->heap[h][c]);
-		i = c;
-	}
-	hset(s, h, i, id);
-}
-
-static void hpush(struct sim *s, int h, u32 id)
-{
-	u32 i = s->hn[h]++;
-
-	hset(s, h, i, id);
-	hup(s, h, i);
-}
-
-static void hdel(struct sim *s, int h, u32 id)
-{
-	u32 i = s->pi[id].hpos[h], last = s->heap[h][--s->hn[h]];
-
-	if (i == s->hn[h])
-		return;
-	hset(s, h, i, last);
-	hup(s, h, i);
-	hdown(s, h, s->pi[last].hpos[h]);
-}
-
-/* Level the design comment assigns to effective tick `eff' for cursor `cur'. */
-static u32 model_level(const struct sim *s, u64 eff, u64 cur)
-{
-	u64 diff = eff ^ cur;
-	u32 level = diff ? (fls64(diff) - 1) / CAROUSEL_LVL_BITS : 0;
-
-	return level < s->levels ? level : s->levels - 1;
+	return ka < kb || (ka == kb && a < b);
 }
 
 static struct carousel_wheel *wheel_alloc(u32 levels, u32 gran, u64 now)
@@ -372,16 +312,20 @@ static void sim_init_levels(struct sim *s, u32 gran, u64 horizon, u32 levels,
 	s->horizon = horizon;
 	s->levels = levels ? levels : carousel_wheel_levels(gran, horizon);
 	s->top = pow1024(s->levels - 1);
-	s->span = (s->top << CAROUSEL_LVL_BITS) - s->top;
+	s->span = model_span(s->levels);
 	s->w = wheel_alloc(s->levels, gran, now);
 	s->cap = cap;
 	s->skb = calloc(cap, sizeof(*s->skb));
 	s->pi = calloc(cap, sizeof(*s->pi));
-	s->heap[0] = calloc(cap, sizeof(u32));
-	s->heap[1] = calloc(cap, sizeof(u32));
+	for (int h = 0; h < 2; h++) {
+		s->heap[h].id = calloc(cap, sizeof(u32));
+		s->heap[h].pos = calloc(cap, sizeof(u32));
+		if (!s->heap[h].id || !s->heap[h].pos)
+			abort();
+	}
 	s->nflows = nflows;
 	s->fl = calloc(nflows, sizeof(*s->fl));
-	if (!s->skb || !s->pi || !s->heap[0] || !s->heap[1] || !s->fl)
+	if (!s->skb || !s->pi || !s->fl)
 		abort();
 	s->now = now;
 	s->wait = NONE;
@@ -400,8 +344,10 @@ static void sim_free(struct sim *s)
 	free(s->w);
 	free(s->skb);
 	free(s->pi);
-	free(s->heap[0]);
-	free(s->heap[1]);
+	for (int h = 0; h < 2; h++) {
+		free(s->heap[h].id);
+		free(s->heap[h].pos);
+	}
 	free(s->fl);
 }
 
@@ -418,7 +364,7 @@ static bool no_warn(const struct sim *s)
 static long sim_insert(struct sim *s, u64 t, u32 f)
 {
 	struct carousel_wheel *w = s->w;
-	u64 cur = w->cur, tick = t / s->gran, eff = tick > cur ? tick : cur;
+	u64 cur = w->cur, tick = t / s->gran, eff = model_eff(t, s->gran, cur);
 	u32 count = w->count, id, sh = CAROUSEL_LVL_BITS * (s->levels - 1);
 	struct sk_buff *b;
 	struct pinfo *p;
@@ -463,10 +409,10 @@ static long sim_insert(struct sim *s, u64 t, u32 f)
 		return -2;
 	p->state = P_PENDING;
 	p->eff = eff;
-	p->level = model_level(s, eff, cur);
+	p->level = model_level(s->levels, eff, cur);
 	p->seq = s->fl[f].next_seq++;
-	hpush(s, 0, id);
-	hpush(s, 1, id);
+	model_heap_push(&s->heap[0], id, by_time, s);
+	model_heap_push(&s->heap[1], id, by_eff, s);
 	s->accepted++;
 	return id;
 }
@@ -492,8 +438,8 @@ static bool sim_release(struct sim *s, struct sk_buff *b, bool forced)
 		"flow %u (non-decreasing times): packet seq %u left before seq %u",
 		b->flow, p->seq, fl->rel_seq);
 	fl->rel_seq = p->seq + 1;
-	hdel(s, 0, id);
-	hdel(s, 1, id);
+	model_heap_del(&s->heap[0], id, by_time, s);
+	model_heap_del(&s->heap[1], id, by_eff, s);
 	p->state = P_RELEASED;
 	p->rel_now = s->now;
 	s->released++;
@@ -505,9 +451,9 @@ static bool due_walk(struct sim *s, u32 i, u64 now, u64 *n, const struct sk_buff
 {
 	u32 id;
 
-	if (i >= s->hn[0])
+	if (i >= s->heap[0].n)
 		return true;
-	id = s->heap[0][i];
+	id = s->heap[0].id[i];
 	if (s->skb[id].time > now)
 		return true;
 	(*n)++;
@@ -539,17 +485,17 @@ static bool sim_dequeue(struct sim *s)
 		sl = carousel_wheel_first(w, nt, &wake);
 		REQUIRE(no_warn(s), "first(now_tick %llu) WARNed; count %u cursor %llu",
 			nt, w->count, w->cur);
-		REQUIRE(w->count == s->hn[0], "count %u, model %u", w->count, s->hn[0]);
+		REQUIRE(w->count == s->heap[0].n, "count %u, model %u", w->count, s->heap[0].n);
 		REQUIRE(w->cur <= nt, "cursor %llu passed now's tick %llu", w->cur, nt);
 		if (!sl) {
 			u32 m;
 
-			if (!s->hn[0]) {
+			if (!s->heap[0].n) {
 				REQUIRE(wake == NONE, "empty wheel: wake %llu, not ~0", wake);
 				s->wait = NONE;
 				return true;
 			}
-			m = s->heap[0][0];
+			m = s->heap[0].id[0];
 			REQUIRE(s->skb[m].time > now,
 				"first() returned NULL (wake %llu) but packet %u (time %llu) is due at %llu",
 				wake, m, s->skb[m].time, now);
@@ -566,10 +512,10 @@ static bool sim_dequeue(struct sim *s)
 		h = sl->head;
 		REQUIRE(h, "first() returned an empty slot");
 		REQUIRE(h->id < s->used && h == &s->skb[h->id], "foreign skb in slot");
-		REQUIRE(s->hn[1] && h->id == s->heap[1][0],
+		REQUIRE(s->heap[1].n && h->id == s->heap[1].id[0],
 			"first()'s head is packet %u (time %llu, eff tick %llu) but the earliest by (eff tick, insertion) is %u (time %llu, eff tick %llu)",
-			h->id, h->time, s->pi[h->id].eff, s->heap[1][0],
-			s->skb[s->heap[1][0]].time, s->pi[s->heap[1][0]].eff);
+			h->id, h->time, s->pi[h->id].eff, s->heap[1].id[0],
+			s->skb[s->heap[1].id[0]].time, s->pi[s->heap[1].id[0]].eff);
 		if (h->time <= now) {
 			p = carousel_wheel_pop(w, sl);
 			REQUIRE(p == h, "pop() returned %p, not the head %p", (void *)p, (void *)h);
@@ -588,7 +534,7 @@ static bool sim_dequeue(struct sim *s)
 				h->id, s->pi[h->id].eff, p->id, s->pi[p->id].state,
 				s->pi[p->id].eff);
 			REQUIRE(p == h || p->id > prev, "slot not in insertion order");
-			REQUIRE(++n <= s->hn[0], "slot list longer than the wheel (loop?)");
+			REQUIRE(++n <= s->heap[0].n, "slot list longer than the wheel (loop?)");
 			prev = p->id;
 			s->pi[p->id].mark = s->gen;
 			last = p;
@@ -611,53 +557,45 @@ static bool sim_dequeue(struct sim *s)
 	}
 }
 
+/* The walk's visit: our own, pending, in insertion order, not looping. */
+struct walk {
+	struct sim	*s;
+	u64		total;
+};
+
+static bool sim_visit(void *ctx, const struct sk_buff *p,
+		      const struct sk_buff *last, u32 lv, u32 idx, u64 *eff)
+{
+	struct walk *wk = ctx;
+	struct sim *s = wk->s;
+	const struct pinfo *pi;
+
+	REQUIRE(p->id < s->used && p == &s->skb[p->id],
+		"level %u slot %u: foreign skb", lv, idx);
+	pi = &s->pi[p->id];
+	REQUIRE(pi->state == P_PENDING, "level %u slot %u: packet %u not pending",
+		lv, idx, p->id);
+	REQUIRE(!last || last->id < p->id,
+		"level %u slot %u: not in insertion order", lv, idx);
+	REQUIRE(++wk->total <= s->heap[0].n, "more packets linked than queued");
+	*eff = pi->eff;
+	return true;
+}
+
 /* Walk the whole wheel and check its structure against the model. */
 static bool sim_verify(struct sim *s)
 {
 	struct carousel_wheel *w = s->w;
-	u64 total = 0;
+	struct walk wk = { .s = s };
 
 	REQUIRE(w->levels == s->levels && w->gran == s->gran, "levels/gran changed");
-	REQUIRE(!s->hn[1] || w->cur <= s->pi[s->heap[1][0]].eff,
+	REQUIRE(!s->heap[1].n || w->cur <= s->pi[s->heap[1].id[0]].eff,
 		"cursor %llu is after the earliest packet's tick %llu",
-		w->cur, s->pi[s->heap[1][0]].eff);
-	for (u32 lv = 0; lv < s->levels; lv++) {
-		const struct carousel_level *l = &w->lvl[lv];
-
-		REQUIRE(!(l->summary >> CAROUSEL_MAP_WORDS), "level %u: stray summary bits", lv);
-		for (u32 wd = 0; wd < CAROUSEL_MAP_WORDS; wd++)
-			REQUIRE(!!(l->summary & (1ULL << wd)) == !!l->map[wd],
-				"level %u: summary bit %u does not match map word", lv, wd);
-		for (u32 idx = 0; idx < CAROUSEL_LVL_SLOTS; idx++) {
-			const struct carousel_slot *sl = &l->slot[idx];
-			bool bit = l->map[idx / 64] & (1ULL << (idx % 64));
-			const struct sk_buff *p, *last = NULL;
-
-			REQUIRE(bit == !!sl->head, "level %u slot %u: map bit %d, head %p",
-				lv, idx, bit, (void *)sl->head);
-			for (p = sl->head; p; p = p->next) {
-				const struct pinfo *pi;
-
-				REQUIRE(p->id < s->used && p == &s->skb[p->id],
-					"level %u slot %u: foreign skb", lv, idx);
-				pi = &s->pi[p->id];
-				REQUIRE(pi->state == P_PENDING, "level %u slot %u: packet %u not pending",
-					lv, idx, p->id);
-				REQUIRE(!last || last->id < p->id,
-					"level %u slot %u: not in insertion order", lv, idx);
-				REQUIRE(model_level(s, pi->eff, w->cur) == lv &&
-					((pi->eff >> (CAROUSEL_LVL_BITS * lv)) & CAROUSEL_LVL_MASK) == idx,
-					"packet %u (eff tick %llu) on level %u slot %u, cursor %llu wants level %u",
-					p->id, pi->eff, lv, idx, w->cur,
-					model_level(s, pi->eff, w->cur));
-				REQUIRE(++total <= s->hn[0], "more packets linked than queued");
-				last = p;
-			}
-			REQUIRE(sl->tail == last, "level %u slot %u: bad tail", lv, idx);
-		}
-	}
-	REQUIRE(total == s->hn[0] && w->count == total,
-		"%llu packets linked, count %u, model %u", total, w->count, s->hn[0]);
+		w->cur, s->pi[s->heap[1].id[0]].eff);
+	if (!model_walk(w, sim_visit, &wk))
+		return false;
+	REQUIRE(wk.total == s->heap[0].n && w->count == wk.total,
+		"%llu packets linked, count %u, model %u", wk.total, w->count, s->heap[0].n);
 	return true;
 }
 
@@ -681,19 +619,19 @@ static bool sim_drain_pop_first(struct sim *s)
 {
 	struct carousel_wheel *w = s->w;
 
-	while (s->hn[1]) {
-		u32 want = s->heap[1][0];
+	while (s->heap[1].n) {
+		u32 want = s->heap[1].id[0];
 		struct sk_buff *b = carousel_wheel_pop_first(w);
 
 		REQUIRE(no_warn(s), "pop_first WARNed (count %u, cursor %llu)", w->count, w->cur);
-		REQUIRE(b, "pop_first returned NULL with count %u, model %u", w->count, s->hn[1]);
+		REQUIRE(b, "pop_first returned NULL with count %u, model %u", w->count, s->heap[1].n);
 		REQUIRE(b->id == want,
 			"pop_first gave packet %u (time %llu, eff tick %llu), expected %u (time %llu, eff tick %llu)",
 			b->id, b->time, s->pi[b->id].eff, want, s->skb[want].time,
 			s->pi[want].eff);
 		if (!sim_release(s, b, true))
 			return false;
-		REQUIRE(w->count == s->hn[0], "count %u, model %u", w->count, s->hn[0]);
+		REQUIRE(w->count == s->heap[0].n, "count %u, model %u", w->count, s->heap[0].n);
 	}
 	REQUIRE(!carousel_wheel_pop_first(w), "pop_first on an empty wheel returned a packet");
 	REQUIRE(no_warn(s), "pop_first on an empty wheel WARNed");
@@ -705,8 +643,8 @@ static bool sim_finish(struct sim *s)
 {
 	u64 moves = 0;
 
-	REQUIRE(s->w->count == 0 && s->hn[0] == 0, "wheel not empty: count %u, model %u",
-		s->w->count, s->hn[0]);
+	REQUIRE(s->w->count == 0 && s->heap[0].n == 0, "wheel not empty: count %u, model %u",
+		s->w->count, s->heap[0].n);
 	REQUIRE(s->released == s->accepted, "%llu accepted, %llu released",
 		s->accepted, s->released);
 	for (u32 id = 0; id < s->used; id++) {
@@ -812,7 +750,7 @@ static bool sim_run(const struct cfg *c, u64 now0, u64 seed, u32 steps,
 
 		n = pick < 30 ? 0 : pick < 70 ? 1 : pick < 94 ? 2 + rnd_below(&s.rng, 6) :
 		    10 + rnd_below(&s.rng, 50);
-		for (u32 i = 0; i < n && s.used < s.cap && s.hn[0] < pending_cap; i++) {
+		for (u32 i = 0; i < n && s.used < s.cap && s.heap[0].n < pending_cap; i++) {
 			u32 f = rnd_below(&s.rng, s.nflows);
 			u64 t = gen_time(&s);
 
@@ -847,16 +785,16 @@ static bool sim_run(const struct cfg *c, u64 now0, u64 seed, u32 steps,
 		goto out;
 	if (chance(&s.rng, 50)) {
 		/* the qdisc's way: time passes, the loop drains all */
-		u64 last = s.hn[0] ? s.skb[s.heap[0][0]].time : s.now;
+		u64 last = s.heap[0].n ? s.skb[s.heap[0].id[0]].time : s.now;
 
-		for (u32 i = 0; i < s.hn[0]; i++)
-			if (s.skb[s.heap[0][i]].time > last)
-				last = s.skb[s.heap[0][i]].time;
+		for (u32 i = 0; i < s.heap[0].n; i++)
+			if (s.skb[s.heap[0].id[i]].time > last)
+				last = s.skb[s.heap[0].id[i]].time;
 		if (!sim_follow(&s, last, NULL))
 			goto out;
-		if (s.hn[0]) {
+		if (s.heap[0].n) {
 			if (!CHECK(s.now < last, "%u packets left at %llu after all were due",
-				   s.hn[0], s.now))
+				   s.heap[0].n, s.now))
 				goto out;
 			s.now = last;
 			if (!sim_dequeue(&s))
@@ -1256,7 +1194,7 @@ static void t_pop_first(const void *arg)
 				goto out;
 			/* first round: pop half, then insert more behind the moved cursor */
 			for (u32 k = 0; k < (round ? 0 : n / 2); k++) {
-				u32 want = s.heap[1][0];
+				u32 want = s.heap[1].id[0];
 				struct sk_buff *b = carousel_wheel_pop_first(s.w);
 
 				if (!CHECK(b && b->id == want,
@@ -1352,7 +1290,7 @@ static void t_cascade_boundaries(const void *arg)
 				qsort(times, ntimes, sizeof(times[0]), cmp_u64);
 				if (!sim_dequeue(&s) || !sim_verify(&s))	/* at now0 */
 					goto out;
-				for (u32 j = 0; s.hn[0]; calls++) {
+				for (u32 j = 0; s.heap[0].n; calls++) {
 					u64 next = s.wait;
 
 					while (j < ntimes && times[j] <= s.now)
@@ -1360,7 +1298,7 @@ static void t_cascade_boundaries(const void *arg)
 					if (j < ntimes && times[j] < next)
 						next = times[j];
 					if (!CHECK(next != NONE && calls < 1000,
-						   "%u packets never released", s.hn[0]))
+						   "%u packets never released", s.heap[0].n))
 						goto out;
 					s.now = next;
 					if (!sim_dequeue(&s) || !sim_verify(&s))

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kshim.h - the few kernel definitions the timing wheel of sch_carousel.h
- * needs, so that the unit tests compile the module's own wheel code in
- * userspace.  Include this, then "sch_carousel.h".
+ * kshim.h - the few kernel definitions the timing wheel of carousel_wheel.h
+ * needs, so that the unit tests, the fuzzer and the benchmark compile the
+ * module's own wheel code in userspace (as the kernel's tools/include/ does
+ * for its tools).  Include this, then "carousel_wheel.h".
  *
  * WARN_ON_ONCE() does not stay quiet here: every hit is counted in
  * kshim_warns (tests treat any increase as a failure) and the first few
