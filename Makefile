@@ -19,6 +19,8 @@
 #   make uninstall           remove what any of the installs added, for every kernel
 #   make check-install       dkms-install, modprobe in a VM on both kernels, uninstall
 #   make check-man           the man page renders without a warning
+#   make style               checkpatch --strict, and sparse in a W=1 build on
+#                            both kernels (make check runs both)
 #   make bench               benchmarks (userspace wheel + one 6.12 VM) into docs/bench/
 #   make bench-smoke         the benchmarks at toy sizes: they run, their output is
 #                            well formed (make check runs it; never judges a figure)
@@ -67,6 +69,9 @@ demo: deps tc
 
 check-man:
 	bash scripts/check/check-man.sh
+
+style: deps
+	bash scripts/check/style.sh
 
 bench: deps tc
 	bash scripts/bench/bench.sh
@@ -117,6 +122,6 @@ clean:
 	-$(MAKE) -C scripts/bench clean
 	rm -rf build
 
-.PHONY: all module tc deps unit fuzz check check-full check-man check-install check-debug bench bench-smoke \
+.PHONY: all module tc deps unit fuzz check check-full check-man style check-install check-debug bench bench-smoke \
 	demo install \
 	install-user dkms-install dkms-uninstall uninstall clean

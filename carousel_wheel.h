@@ -50,7 +50,7 @@ static inline u64 carousel_skb_time(const struct sk_buff *skb)
 	return carousel_cb((struct sk_buff *)skb)->time_to_send;
 }
 #elif !defined(CAROUSEL_WHEEL_USER)
-#error "carousel_wheel.h in userspace: include kshim.h (tools/include) first"
+#error "the wheel in userspace needs kshim.h (tools/include) first"
 #endif /* __KERNEL__ */
 
 /*
@@ -85,7 +85,7 @@ static inline u64 carousel_skb_time(const struct sk_buff *skb)
  * and links packets through skb->next.
  */
 #define CAROUSEL_LVL_BITS	10
-#define CAROUSEL_LVL_SLOTS	(1U << CAROUSEL_LVL_BITS)
+#define CAROUSEL_LVL_SLOTS	BIT(CAROUSEL_LVL_BITS)
 #define CAROUSEL_LVL_MASK	(CAROUSEL_LVL_SLOTS - 1)
 #define CAROUSEL_MAP_WORDS	(CAROUSEL_LVL_SLOTS / 64)
 #define CAROUSEL_MAX_LEVELS	4

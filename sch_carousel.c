@@ -1348,53 +1348,50 @@ static const struct nla_policy carousel_policy[TCA_CAROUSEL_MAX + 1] = {
 	[TCA_CAROUSEL_FLOW_BUDGET_TIME] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_budget_t_range),
 };
 
-
 static const struct nla_policy carousel_class_policy[TCA_CAROUSEL_CLASS_MAX + 1] = {
 	[TCA_CAROUSEL_CLASS_RATE] = NLA_POLICY_FULL_RANGE(NLA_U64, &carousel_class_rate_range),
 	[TCA_CAROUSEL_CLASS_BURST] = { .type = NLA_U32 },
 };
 
-
 /* Each option's own words for a value outside its range. */
-#define CAROUSEL_RANGE_MSG(extack, bad, msg)				\
-	NL_SET_ERR_MSG_ATTR_POL(extack, bad, (extack)->policy, msg)
-
 static void carousel_range_msg(struct netlink_ext_ack *extack,
 			       const struct nlattr *bad)
 {
+	const struct nla_policy *pol = extack->policy;
+
 	switch (nla_type(bad)) {
 	case TCA_CAROUSEL_RATE:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: rate must be at most 8.8Tbit, or 0 for none");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: rate must be at most 8.8Tbit, or 0 for none");
 		break;
 	case TCA_CAROUSEL_DEFAULT:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: default must be a minor 1..ffff, or 0");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: default must be a minor 1..ffff, or 0");
 		break;
 	case TCA_CAROUSEL_GRANULARITY:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: granularity must be between 1ns and 1s");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: granularity must be between 1ns and 1s");
 		break;
 	case TCA_CAROUSEL_HORIZON:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: horizon must be at least 1us");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: horizon must be at least 1us");
 		break;
 	case TCA_CAROUSEL_HORIZON_DROP:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: horizon_drop must be 0 (cap) or 1 (drop)");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: horizon_drop must be 0 (cap) or 1 (drop)");
 		break;
 	case TCA_CAROUSEL_LIMIT:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: limit must be between 1 and 16777216 packets");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: limit must be between 1 and 16777216 packets");
 		break;
 	case TCA_CAROUSEL_FLOW_LIMIT:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: flow_limit must be between 1 and 65535 packets");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: flow_limit must be between 1 and 65535 packets");
 		break;
 	case TCA_CAROUSEL_TIMER_SLACK:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: timer_slack must be at most 1s");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: timer_slack must be at most 1s");
 		break;
 	case TCA_CAROUSEL_CE_THRESHOLD:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: ce_threshold must be at most 1s, or 0 for none");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: ce_threshold must be at most 1s, or 0 for none");
 		break;
 	case TCA_CAROUSEL_FLOW_BUDGET:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: flow_budget must be at most 65535 packets, or 0 for none");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: flow_budget must be at most 65535 packets, or 0 for none");
 		break;
 	case TCA_CAROUSEL_FLOW_BUDGET_TIME:
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: flow_budget_time must be at most 1s");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: flow_budget_time must be at most 1s");
 		break;
 	}
 }
@@ -1403,7 +1400,8 @@ static void carousel_class_range_msg(struct netlink_ext_ack *extack,
 				     const struct nlattr *bad)
 {
 	if (nla_type(bad) == TCA_CAROUSEL_CLASS_RATE)
-		CAROUSEL_RANGE_MSG(extack, bad, "carousel: class rate must be 1 byte/s .. 8.8Tbit");
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, extack->policy,
+					"carousel: class rate must be 1 byte/s .. 8.8Tbit");
 }
 
 /*

@@ -70,6 +70,10 @@ fi
 # the plugin is tested against it too, and its tc prints class JSON.
 echo "deps: iproute2 6.15 tc: $(bash "$(dirname "$0")/iproute2-bp.sh")"
 
+# The kernel's checkpatch.pl, from linux-source-6.1 (downloaded, not
+# installed): make style.
+echo "deps: checkpatch: $(bash "$(dirname "$0")/checkpatch.sh")"
+
 # vng reads the kernel image; Debian installs it 0600.
 $SUDO chmod a+r /boot/vmlinuz-* 2>/dev/null || true
 echo "deps: ok"

@@ -20,7 +20,11 @@ for f in Kbuild sch_carousel.c sch_carousel.h carousel_compat.h carousel_wheel.h
 	ln -sfn "../../$f" "$d/$f"
 done
 rc=0
-make -C "/lib/modules/$kver/build" M="$REPO/$d" W=1 modules >"$log" 2>&1 || rc=$?
+sparse=()
+# C=2: sparse on every source, built or not; its findings say warning: or
+# error: as the compiler's do.
+[ "${CAROUSEL_SPARSE:-0}" = 0 ] || sparse=(C=2 CHECK=sparse)
+make -C "/lib/modules/$kver/build" M="$REPO/$d" W=1 "${sparse[@]}" modules >"$log" 2>&1 || rc=$?
 if [ "$rc" != 0 ] || grep -qiE 'warning:|error:' "$log"; then
 	grep -iE -A3 'warning:|error:' "$log" | head -n 40 >&2
 	exit 1

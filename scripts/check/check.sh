@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make check`: on the host the unit tests, a run of the wheel fuzzer and
-# the man page check (scripts/check/check-man.sh) and that every Kbuild probe has
-# a compat-tier selftest; then, for each kernel, a W=1 build of the module
+# `make check`: on the host the unit tests, a run of the wheel fuzzer, the
+# man page check (scripts/check/check-man.sh), checkpatch --strict
+# (scripts/check/style.sh) and that every Kbuild probe has a compat-tier
+# selftest; then, for each kernel, a W=1 build of the module with sparse
 # and one VM running the selftests of its tier (selftests/run.sh); last,
 # the benchmarks at toy sizes (scripts/bench/bench.sh --smoke).
 # Results come from the files the guest writes in the shared results dir,
@@ -111,9 +112,10 @@ else
 fi
 
 # ---------------------------------------------------------------- kernels
-# build_module KVER: W=1 build in build/KVER/; any warning fails it.
+# build_module KVER: W=1 build with sparse (C=2) in build/KVER/; any
+# warning of either fails it.
 build_module() {
-	bash scripts/build/module.sh "$1" "$RES/$1.build.log" >/dev/null
+	CAROUSEL_SPARSE=1 bash scripts/build/module.sh "$1" "$RES/$1.build.log" >/dev/null
 }
 
 # tier_of KVER: the tier CAROUSEL_TIERS gives that kernel (full if none).
@@ -129,6 +131,17 @@ tier_of() {
 	done
 	echo full
 }
+
+# ---------------------------------------------------------------- style
+# checkpatch --strict here; sparse runs in each kernel's build below.
+hr "style"
+if CAROUSEL_STYLE_SPARSE=0 bash scripts/check/style.sh 2>&1 | tee "$RES/style.log"; then
+	PASS=$((PASS + 1))
+	REPORT+=("style: PASS  checkpatch --strict clean; sparse runs in each build")
+else
+	FAIL=$((FAIL + 1))
+	REPORT+=("style: FAIL  checkpatch --strict: $RES/style.log")
+fi
 
 # ---------------------------------------------------------------- compat lint
 # Every kernel difference Kbuild probes must be run on every kernel: named
@@ -168,11 +181,11 @@ for k in $KERNELS; do
 	if [ "${CAROUSEL_MODULE:-}" = none ]; then
 		runarg=(--no-module)
 	else
-		say "building build/$kver (W=1)"
+		say "building build/$kver (W=1, sparse)"
 		b0=$(date +%s)
 		if ! build_module "$kver"; then
 			FAIL=$((FAIL + 1))
-			REPORT+=("== $kver: FAIL: module build failed or warned (W=1): $RES/$kver.build.log")
+			REPORT+=("== $kver: FAIL: module build failed or warned (W=1, sparse): $RES/$kver.build.log")
 			tail -n 20 "$RES/$kver.build.log"
 			continue
 		fi

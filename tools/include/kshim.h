@@ -54,6 +54,7 @@ static inline u64 div_u64(u64 dividend, u32 divisor)
 }
 
 #define NSEC_PER_SEC	1000000000ULL
+#define BIT(nr)		(1UL << (nr))
 
 static inline u64 div64_u64_rem(u64 dividend, u64 divisor, u64 *remainder)
 {
