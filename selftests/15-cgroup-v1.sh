@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 150
-# tier: rest
+# tier: compat
+# compat: cgroup v1 net_cls: the classid the kernel puts on the socket, cls_cgroup
 #
 # cgroup v1 net_cls with tc's cgroup classifier (no BPF): a net_cls
 # hierarchy mounted next to the v2 one, two cgroups with net_cls.classid

@@ -60,7 +60,7 @@ KO=$REPO/build/$KVER/sch_carousel.ko
 LOAD=1
 case ${1:-} in
 --no-module) LOAD=0 ;;
--h|--help) sed -n '3,40p' "$0"; exit 0 ;;
+-h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
 '') ;;
 *) KO=$1 ;;
 esac

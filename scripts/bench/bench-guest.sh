@@ -23,6 +23,9 @@ BENCH_OUT=$1
 KO=$2
 SMOKE=0
 [ "${3:-}" = --smoke ] && SMOKE=1
+# Empty: the parts append, and a VM booted again (vmresult.sh's retry)
+# must not add to what the one that died wrote.
+rm -rf "$BENCH_OUT"
 mkdir -p "$BENCH_OUT"
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 

@@ -20,7 +20,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${CAROUSEL_DEBUG_KERNEL_DIR:-$HOME/.cache/sch_carousel/debug-kernel}
 TARBALL=${CAROUSEL_DEBUG_KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${CAROUSEL_DEBUG_JOBS:-2}
-FRAG=$REPO/scripts/debug-kernel.config
+FRAG=$REPO/scripts/build/debug-kernel.config
 TREE=$CACHE/linux-source-6.1
 log=${1:-$CACHE/build.log}
 

@@ -54,7 +54,7 @@ fi
 # --- PyPI: virtme-ng ------------------------------------------------------
 # Never into the system's Python: into a venv under the cache, made with
 # Debian's python3 (python3-venv above) so that it does not depend on
-# whichever python comes first on PATH.  See vng-lib.sh.
+# whichever python comes first on PATH.  See scripts/lib/vng.sh.
 . "$(dirname "$0")/../lib/vng.sh"
 if ! vng_find >/dev/null; then
 	echo "deps: installing virtme-ng $CAROUSEL_VNG_VERSION into $CAROUSEL_VENV"

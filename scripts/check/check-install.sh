@@ -94,7 +94,7 @@ ours() {
 # busy: another VM runs, or a make check / make demo that boots one next
 # (check.sh builds for a while between its two VMs).
 busy() {
-	pgrep -f qemu-system >/dev/null || pgrep -f 'scripts/(check|demo)\.sh' >/dev/null
+	pgrep -f qemu-system >/dev/null || pgrep -f 'scripts/(check/check|demo/demo)\.sh' >/dev/null
 }
 
 # wait_qemu_idle: true once nothing is busy, false after the wait.
@@ -108,9 +108,6 @@ wait_qemu_idle() {
 		sleep 30
 		waited=$((waited + 30))
 	done
-}
-
-	     END { printf "%d %d\n", p, f }' "$1"
 }
 
 # ---------------------------------------------------------------- kernels

@@ -32,9 +32,10 @@
 #   CAROUSEL_SKIP_BENCH 1: skip bench-smoke (scripts/bench/bench.sh --smoke)
 #   and those of scripts/lib/vm.sh (CAROUSEL_VM_TIMEOUT ...) and selftests/run.sh.
 #
-# Counting: each unit test, the fuzzer run (one), the man page check (one),
-# each TAP case of each kernel, bench-smoke (one); a failed build and a VM
-# that died (no verdict file) count one failure each.
+# Counting: each unit test, the fuzzer run (one), the man page, style and
+# compat coverage checks (one each), each TAP case of each kernel,
+# bench-smoke (one); a failed build and a VM that died (no verdict file)
+# count one failure each.
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -144,11 +145,21 @@ else
 fi
 
 # ---------------------------------------------------------------- compat lint
-# Every kernel difference Kbuild probes must be run on every kernel: named
-# on the "# compat:" line of a compat-tier selftest, or by the install
-# check (which runs both kernels in .ci/run).
+# Every selftest names a tier run.sh knows, and every kernel difference
+# Kbuild probes runs on every kernel: it is named on the "# compat:" line
+# of a compat-tier selftest, or by the install check (both kernels in
+# .ci/run).  Else a new probe could land with its only test on 6.12.
 hr "compat coverage"
+# shellcheck source=selftests/tools/tier.sh
+source selftests/tools/tier.sh
 lint_ok=1
+for t in selftests/[0-9][0-9]-*.sh; do
+	tier=$(head -n 30 "$t" | sed -n 's/^#[[:space:]]*tier:[[:space:]]*\([a-z]*\).*/\1/p' | head -n1)
+	if [ -z "$(tier_rank "$tier")" ]; then
+		say "${t##*/}: tier '${tier}' is not compat, main or rest"
+		lint_ok=0
+	fi
+done
 for have in $(grep -o 'CAROUSEL_HAVE_[A-Z0-9_]*' Kbuild | sort -u); do
 	where=$(grep -l -E "^# compat:.*\b$have\b" selftests/[0-9][0-9]-*.sh scripts/check/check-install-guest.sh 2>/dev/null |
 		while read -r f; do
@@ -162,10 +173,10 @@ for have in $(grep -o 'CAROUSEL_HAVE_[A-Z0-9_]*' Kbuild | sort -u); do
 done
 if [ "$lint_ok" = 1 ]; then
 	PASS=$((PASS + 1))
-	REPORT+=("compat coverage: PASS  every Kbuild probe is named by a compat-tier test")
+	REPORT+=("compat coverage: PASS  every selftest has a tier; every Kbuild probe is named by a compat-tier test")
 else
 	FAIL=$((FAIL + 1))
-	REPORT+=("compat coverage: FAIL  a Kbuild probe no compat-tier test names (# compat: line)")
+	REPORT+=("compat coverage: FAIL  a selftest without a known tier, or a Kbuild probe no compat-tier test names (the stage above says which)")
 fi
 
 KERNELS=${CAROUSEL_KERNELS:-6.1 6.12}
@@ -257,7 +268,7 @@ if [ "${CAROUSEL_SKIP_BENCH:-0}" != 1 ] && [ "${CAROUSEL_MODULE:-}" != none ]; t
 		# the summary, the kernel's complaint first, then the log's end.
 		while IFS= read -r l; do
 			REPORT+=("   | $l")
-		done < <({ vmr_bad_lines "$RES/bench-smoke.log" 4
+		done < <({ grep -m4 -E "Kernel panic|RIP:|$VMR_BAD_RE" "$RES/bench-smoke.log"
 			   tail -n 8 "$RES/bench-smoke.log"; } | cut -c1-160)
 	fi
 fi

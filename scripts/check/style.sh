@@ -34,19 +34,27 @@ if ! cp=$(bash scripts/build/checkpatch.sh); then
 	echo "style: no checkpatch.pl" >&2
 	exit 1
 fi
-# cpcheck IGNORE FILE...: one checkpatch run; fails on any finding.
+# cpcheck IGNORE FILE...: one checkpatch run; fails on any finding, and if
+# checkpatch failed without one (it prints nothing for a clean file).
 cpcheck() {
-	local ign=$1 out
+	local ign=$1 out st=0 found
 
 	shift
-	out=$("$cp" --strict --no-tree --terse --show-types --ignore "$ign" -f "$@" 2>&1 |
-		grep -E '^[^ ]+:[0-9]+: (ERROR|WARNING|CHECK):')
-	if [ -n "$out" ]; then
-		printf '%s\n' "$out"
+	out=$("$cp" --strict --no-tree --terse --show-types --ignore "$ign" -f "$@" 2>&1) || st=$?
+	found=$(grep -E '^[^ ]+:[0-9]+: (ERROR|WARNING|CHECK):' <<<"$out")
+	if [ -n "$found" ]; then
+		printf '%s\n' "$found"
+		return 1
+	elif [ "$st" != 0 ]; then
+		printf '%s\n' "$out" | tail -n 5
+		echo "style: checkpatch exited $st with no finding"
 		return 1
 	fi
 }
-if cpcheck "$IGNORE" "${FILES[@]}" && cpcheck "$IGNORE,COMPLEX_MACRO" "$UAPI"; then
+cp_ok=1
+cpcheck "$IGNORE" "${FILES[@]}" || cp_ok=0
+cpcheck "$IGNORE,COMPLEX_MACRO" "$UAPI" || cp_ok=0
+if [ "$cp_ok" = 1 ]; then
 	echo "style: checkpatch --strict: clean (${FILES[*]} $UAPI; $(cat "$(dirname "$cp")/from"))"
 else
 	echo "style: checkpatch --strict: findings above"

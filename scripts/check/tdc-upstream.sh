@@ -38,6 +38,8 @@ CASES=(selftests/tdc/carousel.json selftests/tdc/carousel-class.json)
 guest() {
 	local kver t tcl rc
 	kver=$(uname -r)
+	# The host's sign that the guest got to an end, whichever (vmresult.sh).
+	trap 'echo "$?" >"$CAROUSEL_RESULTS/$kver.tdc-upstream.done"' EXIT
 	cd "$REPO" || exit 1
 	insmod "build/$kver/sch_carousel.ko" || exit 1
 	tcl=$(mktemp -d /tmp/tdc-tclib.XXXXXX)
@@ -54,7 +56,6 @@ guest() {
 	rc=$?
 	dmesg | grep -E -f "$REPO/selftests/tools/bad-kernel-lines.re" && rc=1
 	rmmod sch_carousel || rc=1
-	echo "$rc" >"$CAROUSEL_RESULTS/$kver.tdc-upstream.done"
 	exit "$rc"
 }
 

@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 #
 # scripts/lib/vmresult.sh: sourced by every host script that boots a VM
-# (check, check-install, check-debug, bench, demo).  The guest half writes
+# (check, check-install, check-debug, bench, tdc-upstream; make demo's
+# VM is interactive and has no results to read).  The guest half writes
 # its results into files in a shared directory (never scraped from the
 # console); this library boots it and reads them back, the same way for
 # all:
@@ -67,7 +68,7 @@ vmr_boot() {
 				rc=$?
 			echo "$rc" >"$out.rc"
 		} | tee -a "$out"
-		VMR_RC=$(cat "$out.rc")
+		VMR_RC=$(cat "$out.rc" 2>/dev/null || echo 255)
 		rm -f "$out.rc"
 		if [ ! -e "$done" ] && [ "$VMR_RETRIED" = 0 ] &&
 		   grep -q 'Oops: int3' "$console" 2>/dev/null; then
