@@ -16,7 +16,10 @@
 #      the host's /lib/modules/<release>), so it loads what dkms installed;
 #   4. make uninstall, then compares the list of files and directories under
 #      every path an install writes to with the list taken before step 2:
-#      they must be equal.
+#      they must be equal;
+#   5. make install (the plain install: extra/ for each kernel, plugin,
+#      tool, man page), modinfo finds it by name, make uninstall, and the
+#      file list again equals the one before step 2.
 #
 # It refuses to start when something of sch_carousel is installed already
 # (make uninstall first), and on any exit it uninstalls what it installed.
@@ -33,7 +36,7 @@
 #
 # Environment:
 #   CAROUSEL_KERNELS     kernels to boot (default "6.1 6.12", see scripts/lib/vm.sh)
-#   CAROUSEL_SKIP_VM     1: steps 1, 2 and 4 only, no VM
+#   CAROUSEL_SKIP_VM     1: steps 1, 2, 4 and 5 only, no VM
 #   CAROUSEL_QEMU_WAIT   seconds to wait for other qemu to end (1200)
 #   CAROUSEL_VM_CPUS     guest CPUs (1 here), and the rest of scripts/lib/vm.sh's
 #   CAROUSEL_RESULTS     results dir (default build/results/check-install-<date>-<pid>)
@@ -283,6 +286,49 @@ if diff "$RES/files.before" "$RES/files.after" >"$RES/files.diff"; then
 else
 	fail "file list after uninstall differs from before: $RES/files.diff"
 	sed 's/^/   /' "$RES/files.diff" | head -n 40
+fi
+
+# ---------------------------------------------------------------- make install
+# The plain install the README gives first: the module under extra/ for
+# each kernel (KDIR), the plugin, the tool and the man page; found by name,
+# then make uninstall leaves the file list as it was before.  (The VM
+# boots above load the DKMS build of the same sources.)
+hr "make install"
+INSTALLED=1
+for kv in "${KVERS[@]}"; do
+	if $SUDO make -C "$REPO" install KDIR="/lib/modules/$kv/build" >"$RES/install-$kv.log" 2>&1; then
+		pass "make install KDIR=/lib/modules/$kv/build"
+	else
+		fail "make install for $kv: $RES/install-$kv.log"
+		tail -n 30 "$RES/install-$kv.log"
+	fi
+	ko=$(ls "/lib/modules/$kv/extra/$PKG".ko* 2>/dev/null | head -n 1 || true)
+	found=$(modinfo -k "$kv" -F filename "$PKG" 2>/dev/null || true)
+	magic=$(modinfo -k "$kv" -F vermagic "$PKG" 2>/dev/null || true)
+	if [ -n "$ko" ] && [ "$found" = "$ko" ] && [ "${magic%% *}" = "$kv" ]; then
+		pass "$kv: modinfo -k finds $ko (vermagic $kv)"
+	else
+		fail "$kv: module '${ko:-none}' in extra/, modinfo finds '${found:-nothing}', vermagic '${magic%% *}'"
+	fi
+done
+man_path=$(man -w tc-carousel 2>/dev/null || true)
+if [ -n "$man_path" ] && [ -e "$TC_LIB/q_carousel.so" ] && [ -x /usr/local/sbin/carousel-cgroup ]; then
+	pass "make install: man page $man_path, plugin in $TC_LIB, /usr/local/sbin/carousel-cgroup"
+else
+	fail "make install: man page '${man_path:-none}', plugin or tool missing"
+fi
+if $SUDO make -C "$REPO" uninstall >"$RES/uninstall-2.log" 2>&1; then
+	INSTALLED=0
+	pass "make uninstall after make install"
+else
+	fail "make uninstall after make install: $RES/uninstall-2.log"
+fi
+snapshot "$RES/files.after-2"
+if diff "$RES/files.before" "$RES/files.after-2" >"$RES/files-2.diff"; then
+	pass "file list after make install + uninstall = before"
+else
+	fail "file list after make install + uninstall differs from before: $RES/files-2.diff"
+	sed 's/^/   /' "$RES/files-2.diff" | head -n 40
 fi
 
 # ---------------------------------------------------------------- summary
