@@ -31,8 +31,8 @@ sandwiching clock_gettime(REALTIME) between two clock_gettime(clock) calls
 (best of many, before and after).  Prints one JSON object:
 
   received, expected, lost, duplicates, early (received before their txtime),
-  min/mean/max_slack_ns (rx - txtime), mean_gap_ns / stddev_gap_ns (between
-  consecutive arrivals), mean_tx_gap_ns (between consecutive txtimes),
+  min/mean/max_slack_ns (rx - txtime), mean_gap_ns / stddev_gap_ns /
+  median_gap_ns (between consecutive arrivals), mean_tx_gap_ns (between consecutive txtimes),
   first/last_rx_ns, first/last_txtime_ns (sender clock), reorders (arrivals
   with a lower seq than one seen before), clock_offset_ns, clock_offset_drift_ns;
   with --latency also min/mean/max_latency_ns (rx - the sender's clock at
@@ -263,6 +263,7 @@ def cmd_recv(args):
         "max_slack_ns": max(slack) if slack else None,
         "mean_gap_ns": i(mean(gaps)),
         "stddev_gap_ns": i(stddev(gaps)),
+        "median_gap_ns": sorted(gaps)[len(gaps) // 2] if gaps else None,
         "mean_tx_gap_ns": i(mean(txgaps)),
         "first_rx_ns": arrivals[0] if arrivals else None,
         "last_rx_ns": arrivals[-1] if arrivals else None,
