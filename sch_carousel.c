@@ -1965,13 +1965,22 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 		return -EBUSY;
 	}
 
-	/* Not under the root lock: the xarray's lock is taken with bottom
-	 * halves on (class add, under RTNL) and the root lock in softirq, so
-	 * nesting them is an inversion lockdep reports.  Unlinked first, the
-	 * class cannot be found by an enqueue that starts after it; one that
-	 * found it before holds the root lock while it queues, so the qlen
-	 * read below, under that lock, includes its packet.
+	/* Its last filter is gone, but an enqueue that found that filter
+	 * before it went may still be classifying, under the root lock.  Let
+	 * it finish first: erased under it, the class would not be found and
+	 * the packet, counted by the class's filter, would go to the default
+	 * class.  Enqueues that start later no longer see the filter.
+	 *
+	 * The erase itself is not under the root lock: the xarray's lock is
+	 * taken with bottom halves on (class add, under RTNL) and the root
+	 * lock in softirq, so nesting them is an inversion lockdep reports.
+	 * Unlinked first, the class cannot be found by an enqueue that starts
+	 * after it (by skb->priority); one that found it before holds the
+	 * root lock while it queues, so the qlen read below, under that
+	 * lock, includes its packet.
 	 */
+	sch_tree_lock(sch);
+	sch_tree_unlock(sch);
 	xa_erase(&q->classes, cl->minor);
 	gen_kill_estimator(&cl->rate_est);
 
