@@ -1966,10 +1966,13 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 	}
 
 	/* Its last filter is gone, but an enqueue that found that filter
-	 * before it went may still be classifying, under the root lock.  Let
-	 * it finish first: erased under it, the class would not be found and
-	 * the packet, counted by the class's filter, would go to the default
-	 * class.  Enqueues that start later no longer see the filter.
+	 * before it went may still be classifying, under the root lock.  The
+	 * unbind cleared the filter's res.class: such an enqueue may have
+	 * only res.classid, and look the class up.  Let it finish first:
+	 * erased under it, the class would not be found and the packet,
+	 * counted by the class's filter, would go to the default class.
+	 * Enqueues that take the root lock after this one no longer see the
+	 * filter.
 	 *
 	 * The erase itself is not under the root lock: the xarray's lock is
 	 * taken with bottom halves on (class add, under RTNL) and the root

@@ -49,9 +49,9 @@ bounds:
     INFLIGHT = CPUs x 64.  And tc's dump is not one snapshot: the
     xstats (wheel_packets, under the qdisc lock), then the sent counter,
     then the drops are read one after another, the last two without the
-    lock (since 5.17 the dump takes no lock of its own), so a packet that
-    leaves in between is counted in the backlog and again as sent or
-    dropped: one read of sent + dropped + backlog can be over.  So the
+    lock (since 4.10 the dump takes no qdisc lock of its own), so a
+    packet that leaves in between is counted in the backlog and again as
+    sent or dropped: one read of sent + dropped + backlog can be over.  So the
     two reads are combined.  Sent and dropped only grow, and the backlog
     read under the lock is exact at that instant:
         read 1 whole:  backlog(1) + sent(1) + dropped(1) >= the sum at
