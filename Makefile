@@ -24,6 +24,8 @@
 #   make bench               benchmarks (userspace wheel + one 6.12 VM) into docs/bench/
 #   make bench-smoke         the benchmarks at toy sizes: they run, their output is
 #                            well formed (make check runs it; never judges a figure)
+#   make bench-insn          only the instruction count per packet (a 6.12 VM of one
+#                            vCPU under QEMU's -icount): docs/bench/insn.{json,md}
 #   make check-debug         the selftests on a KASAN/kmemleak/lockdep kernel built
 #                            once into ~/.cache/sch_carousel/debug-kernel (slow;
 #                            not part of make check)
@@ -79,6 +81,9 @@ bench: deps tc
 bench-smoke: deps tc
 	bash scripts/bench/bench.sh --smoke
 
+bench-insn: deps tc
+	bash scripts/bench/insnbench.sh
+
 check-install: deps tc
 	bash scripts/check/check-install.sh
 
@@ -122,6 +127,6 @@ clean:
 	-$(MAKE) -C scripts/bench clean
 	rm -rf build
 
-.PHONY: all module tc deps unit fuzz check check-full check-man style check-install check-debug bench bench-smoke \
+.PHONY: all module tc deps unit fuzz check check-full check-man style check-install check-debug bench bench-smoke bench-insn \
 	demo install \
 	install-user dkms-install dkms-uninstall uninstall clean

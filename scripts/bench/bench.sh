@@ -9,7 +9,9 @@
 #    callgrind instructions/pair for carousel, rbtree and heap).
 # 2. One VM (CAROUSEL_BENCH_KERNEL, default 6.12) running bench-guest.sh: rate
 #    accuracy and kernel memory of carousel, htb, fq (and pfifo).
-# 3. report.py: the JSON files, README.md and the PNG plots.
+# 3. insnbench.sh: another VM (one vCPU, QEMU's -icount, the insncount
+#    plugin) counting guest instructions per packet: insn.json, insn.md.
+# 4. report.py: the JSON files, README.md and the PNG plots.
 #
 # Full run: results in docs/bench/.  --smoke: small sizes, results in
 # build/bench-smoke/, and report.py --check verifies that every output is
@@ -21,21 +23,8 @@ cd "$REPO"
 # shellcheck source=scripts/lib/vmresult.sh
 source scripts/lib/vmresult.sh
 
-SMOKE=
-OUT=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--smoke) SMOKE=--smoke; shift ;;
-	--out) OUT=$2; shift 2 ;;
-	*) echo "usage: $0 [--smoke] [--out DIR]" >&2; exit 2 ;;
-	esac
-done
-if [ -z "$OUT" ]; then
-	if [ -n "$SMOKE" ]; then OUT=build/bench-smoke; else OUT=docs/bench; fi
-fi
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-KERNEL=${CAROUSEL_BENCH_KERNEL:-6.12}
+# shellcheck source=scripts/bench/benchargs.sh
+source scripts/bench/benchargs.sh "$@"
 
 echo "bench: wheel microbenchmark"
 make -s -C scripts/bench
@@ -60,6 +49,9 @@ if [ "$VMR_RC" != 0 ] || [ ! -e "$RES/bench/done" ]; then
 	echo "bench: guest failed (vm.sh exit $VMR_RC$([ -e "$RES/bench/done" ] || echo ", no end")): $(vmr_why "$CONSOLE"); see $RES" >&2
 	exit 1
 fi
+
+echo "bench: instructions per packet on $KERNEL"
+bash scripts/bench/insnbench.sh $SMOKE --out "$OUT"
 
 # Debian's python3-matplotlib lives under /usr/bin/python3, which may not be
 # the python3 first in PATH (pyenv).

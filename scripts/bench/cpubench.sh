@@ -47,51 +47,9 @@ TOTAL_KBIT=10000000		# sum of the class rates: 10 Gbit
 PG=/proc/net/pktgen
 HZ_USER=$(getconf CLK_TCK)
 
-die() {
-	echo "cpubench: $*" >&2
-	exit 1
-}
-
-# pg FILE CMD: one pktgen command; fail unless pktgen answers OK.
-pg() {
-	local l res=
-	echo "$2" >"$PG/$1" 2>/dev/null || die "pktgen $1: '$2' refused"
-	[ "$1" = pgctrl ] && return 0
-	[ "${1#kpktgend_}" != "$1" ] && return 0
-	while IFS= read -r l; do
-		case $l in Result:*) res=$l ;; esac
-	done <"$PG/$1"
-	case $res in
-	"Result: OK"*) ;;
-	*) die "pktgen $1: '$2': $res" ;;
-	esac
-}
-
-# nap: sleep 50 ms without a fork (a fork costs CPU time we measure).
-nap() {
-	read -r -t 0.05 -u 9
-}
-
-# pg_wait DEV gone|done: wait until pktgen has removed (gone) or finished (done)
-# the device, up to 300 s.  pktgen only waits 125 ms for its thread to
-# take a command, which the emulated guest may miss.
-pg_wait() {
-	local i l res
-	for ((i = 0; i < 6000; i++)); do
-		case $2 in
-		gone) [ -e "$PG/$1" ] || return 0 ;;
-		done)
-			res=
-			while IFS= read -r l; do
-				case $l in *Result:*) res=$l ;; esac
-			done <"$PG/$1"
-			case $res in *"Result: OK: "*usec*) return 0 ;; esac
-			;;
-		esac
-		nap
-	done
-	die "pktgen $1: not $2 after 300 s"
-}
+PROG=cpubench
+# shellcheck source=scripts/bench/pglib.sh
+source "$(dirname "$0")/pglib.sh"
 
 # cpu_ticks: CT=(sys softirq irq of all CPUs, the same of CPU 0, pktgen's).
 # No subshell: a child of ours that exits while `start` is being written
@@ -107,57 +65,12 @@ cpu_ticks() {
 	done </proc/stat
 }
 
-# setup_qdisc Q N: the root qdisc of b_Q for N classes.
-setup_qdisc() {
-	local q=$1 n=$2 dev=b_$1 r i
-	r=$((TOTAL_KBIT / n))
-	tc qdisc del dev "$dev" root 2>/dev/null
-	case $q in
-	noqueue) return 0 ;;
-	pfifo) tc qdisc add dev "$dev" root pfifo limit 10000 ;;
-	fq) tc qdisc add dev "$dev" root fq maxrate "${r}kbit" orphan_mask 65535 \
-		buckets 4096 ;;
-	htb|carousel)
-		tc qdisc add dev "$dev" root handle 1: "$q" || return 1
-		for ((i = 1; i <= n; i++)); do
-			if [ "$q" = htb ]; then
-				printf 'class add dev %s parent 1: classid 1:%x htb rate %dkbit quantum 1514\n' \
-					"$dev" "$i" "$r"
-			else
-				printf 'class add dev %s parent 1: classid 1:%x carousel rate %dkbit\n' \
-					"$dev" "$i" "$r"
-			fi
-		done >"$TMPD/classes.batch"
-		tc -batch "$TMPD/classes.batch"
-		;;
-	esac
-}
-
 # run Q N ROUND: one pktgen run through b_Q; appends its JSON line.
 run() {
 	local q=$1 n=$2 round=$3 dev=b_$1 t0 t1 tx0 tx1 l res=
-	local a0 b0 c0 d0 e0 f0 a1 b1 c1 d1 e1 f1 prev
+	local a0 b0 c0 d0 e0 f0 a1 b1 c1 d1 e1 f1
 
-	pg kpktgend_0 rem_device_all
-	for prev in "${QDISCS[@]}"; do
-		pg_wait "b_$prev" gone
-	done
-	pg kpktgend_0 "add_device $dev"
-	pg "$dev" "xmit_mode queue_xmit"
-	pg "$dev" "count $PKTS"
-	pg "$dev" "pkt_size $PKT_SIZE"
-	pg "$dev" "clone_skb 0"
-	pg "$dev" "delay 0"
-	pg "$dev" "dst 198.18.0.2"
-	pg "$dev" "src_min 198.18.0.1"
-	pg "$dev" "src_max 198.18.0.1"
-	pg "$dev" "dst_mac 02:00:00:00:00:02"
-	pg "$dev" "udp_dst_min 9"
-	pg "$dev" "udp_dst_max 9"
-	# pktgen cycles the port through [min, max): 1..N.  Each of the two
-	# also resets the current port: min last, so the first packet is 1:1.
-	pg "$dev" "udp_src_max $((n > 1 ? n + 1 : 1))"
-	pg "$dev" "udp_src_min 1"
+	pg_device "$dev" "$PKTS" "$n"
 
 	read -r tx0 <"/sys/class/net/$dev/statistics/tx_packets"
 	cpu_ticks

@@ -6,6 +6,10 @@
  * priority alone (no classifier in the qdisc).  It runs in front of every
  * qdisc under test alike; fq and pfifo ignore the priority.  Other
  * packets pass untouched.
+ *
+ * Section "classifier_hash" also sets skb->hash from the source port, as
+ * a socket's txhash or a NIC's RSS hash would be, so that fq and carousel
+ * skip the flow dissector (the instruction count reports both).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -21,8 +25,10 @@ static inline unsigned short be16_to_host(unsigned short x)
 	return (unsigned short)((x >> 8) | (x << 8));
 }
 
-SEC("classifier")
-int bench_prio(struct __sk_buff *skb)
+/* The helper by its number in enum bpf_func_id (BPF_FUNC_set_hash). */
+static long (*set_hash)(struct __sk_buff *skb, unsigned int hash) = (void *)48;
+
+static inline int bench_udp_port(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data;
 	void *end = (void *)(long)skb->data_end;
@@ -31,11 +37,33 @@ int bench_prio(struct __sk_buff *skb)
 	struct udphdr *udp = (void *)(ip + 1);
 
 	if ((void *)(udp + 1) > end)
-		return TC_ACT_OK;
+		return -1;
 	if (eth->h_proto != be16_to_host(ETH_P_IP) || ip->ihl != 5 ||
 	    ip->protocol != IPPROTO_UDP)
-		return TC_ACT_OK;
-	skb->priority = 0x10000 | be16_to_host(udp->source);
+		return -1;
+	return be16_to_host(udp->source);
+}
+
+SEC("classifier")
+int bench_prio(struct __sk_buff *skb)
+{
+	int port = bench_udp_port(skb);
+
+	if (port >= 0)
+		skb->priority = 0x10000 | port;
+	return TC_ACT_OK;
+}
+
+SEC("classifier_hash")
+int bench_prio_hash(struct __sk_buff *skb)
+{
+	int port = bench_udp_port(skb);
+
+	if (port >= 0) {
+		skb->priority = 0x10000 | port;
+		/* any well-spread nonzero value: a multiplicative hash */
+		set_hash(skb, (unsigned int)port * 2654435761u | 1);
+	}
 	return TC_ACT_OK;
 }
 

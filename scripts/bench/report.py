@@ -97,7 +97,7 @@ def kernel_rows(raw):
 def kernel_section(krows, lines, verdicts):
     by = {(k["qdisc"], k["classes"]): k for k in krows}
     ns = sorted({k["classes"] for k in krows})
-    lines += ["## 2. In-kernel CPU per packet", "",
+    lines += ["## 3. In-kernel CPU per packet (wall clock, noisy)", "",
               "pktgen (`xmit_mode queue_xmit`) sends 100-byte UDP packets flat out through "
               "`dev_queue_xmit` to a dummy device carrying the qdisc, the UDP source port "
               "cycling through 1..N; a clsact egress BPF program (scripts/bench/prio.bpf.c) "
@@ -157,6 +157,53 @@ def kernel_section(krows, lines, verdicts):
                          x is not None and x <= 1.1))
 
 
+def insn_section(out, lines, verdicts):
+    """The deterministic count (insnbench.sh wrote insn.json and insn.md)."""
+    try:
+        with open(os.path.join(out, "insn.json")) as fh:
+            doc = json.load(fh)
+        with open(os.path.join(out, "insn.md")) as fh:
+            md = fh.read().rstrip()
+    except OSError:
+        return
+    lines += ["## 2. In-kernel instructions per packet (deterministic)", "",
+              "The same load as section 3 (pktgen `queue_xmit`, 100-byte UDP, source ports "
+              "1..N, the clsact program setting `skb->priority`; here also `skb->hash`, as a "
+              "socket's txhash or a NIC's RSS hash would be, or not), counted in guest "
+              "instructions by a QEMU TCG plugin of ours (scripts/bench/insncount.c) in a VM "
+              "of one vCPU under `-icount shift=0,sleep=off`: the guest's timer interrupts "
+              "come at fixed instruction counts, so the count does not depend on the host. "
+              "The guest opens and closes a counting window around each pktgen run "
+              "(scripts/bench/insnmark.c); per packet = (window(2K) − window(K)) / K, the "
+              "median over the repetitions. Under the light load every set-up carries every "
+              "packet. The backlogged load (10,000 classes, each offered 1.2× its rate, one "
+              "packet every 200 µs so that pktgen sleeps between packets instead of spinning) "
+              "is where htb throttles classes and fq parks flows. fq_codel is the upstream "
+              "default, for reference.", "", md, ""]
+    idx = {(r["load"], r["hash"], r["classes"], r["qdisc"]): r for r in doc["results"]}
+    for n in sorted({r["classes"] for r in doc["results"] if r["load"] == "backlog"}):
+        c, h, f = (idx.get(("backlog", "hash", n, q)) for q in ("carousel", "htb", "fq"))
+        if not (c and h and f) or not h["qdisc_only"] or not f["qdisc_only"]:
+            continue
+        rh, rf = c["qdisc_only"] / h["qdisc_only"], c["qdisc_only"] / f["qdisc_only"]
+        verdicts.append((f"instructions, backlogged, {n:,} classes: "
+                         "≤ 0.33× htb and ≤ 0.5× fq (qdisc only)",
+                         f"{rh:.2f}× htb, {rf:.2f}× fq", rh <= 0.33 and rf <= 0.5))
+    for n in sorted({r["classes"] for r in doc["results"]
+                     if (r["load"], r["hash"]) == ("light", "hash")}):
+        c, h, f, p = (idx.get(("light", "hash", n, q)) for q in ("carousel", "htb", "fq", "pfifo"))
+        if not (c and h and f) or not h["qdisc_only"] or not f["qdisc_only"]:
+            continue
+        rh, rf = c["qdisc_only"] / h["qdisc_only"], c["qdisc_only"] / f["qdisc_only"]
+        verdicts.append((f"instructions, light load, {n:,} classes, hash preset: "
+                         "≤ 0.6× htb and ≤ 0.8× fq (qdisc only)",
+                         f"{rh:.2f}× htb, {rf:.2f}× fq", rh <= 0.6 and rf <= 0.8))
+        if n == 1 and p:
+            rp = c["per_packet"] / p["per_packet"]
+            verdicts.append(("instructions, whole path, 1 class: ≤ 1.2× pfifo",
+                             f"{rp:.2f}×", rp <= 1.2))
+
+
 def fmt(x, nd=1):
     if x is None:
         return "n/a"
@@ -208,7 +255,7 @@ def wheel_section(wheel, lines, verdicts):
 
 
 def accuracy_section(acc, lines, verdicts):
-    lines += ["## 3. Rate accuracy (SENIC Table 3 form)", "",
+    lines += ["## 4. Rate accuracy (SENIC Table 3 form)", "",
               "One class (classid 1:1 / one fq flow) sends SO_TXTIME datagrams of 1400 B "
               "stamped twice as dense as its rate, so the qdisc does the pacing; the other "
               "classes are kept busy by one sender per class at the same rate. Receiver: "
@@ -241,7 +288,7 @@ def kmem(m, what):
 
 
 def memory_section(mem, lines, verdicts):
-    lines += ["## 4. Kernel memory", "",
+    lines += ["## 5. Kernel memory", "",
               "Slab + vmalloc deltas of /proc/meminfo (`Slab:` counts kmalloc's large "
               "allocations from the page allocator too, like carousel's wheel) after an RCU "
               "grace period, per-CPU slabs flushed (/sys/kernel/slab/*/shrink) and "
@@ -356,6 +403,18 @@ def check(out, names):
         "kernel.json": {"qdisc": str, "classes": int, "cpu_ns_per_packet": int,
                         "packets": int},
     }
+    try:
+        with open(os.path.join(out, "insn.json")) as fh:
+            rows = json.load(fh)["results"]
+        for r in rows:
+            for k, t in {"load": str, "qdisc": str, "classes": int, "per_packet": (int, float),
+                         "qdisc_only": (int, float, type(None))}.items():
+                if not isinstance(r.get(k), t):
+                    errs.append(f"insn.json: row {r!r:.80} bad or missing {k}")
+        if not rows:
+            errs.append("insn.json: no results")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        errs.append(f"insn.json: {e}")
     for f, keys in need.items():
         try:
             with open(os.path.join(out, f)) as fh:
@@ -421,10 +480,12 @@ def main():
              "software CPU emulator, some 10-50× slower than hardware and with timer jitter "
              "of the order of a millisecond, on 2 host cores shared with other jobs. Absolute "
              "numbers mean little; every comparison below is a ratio taken side by side in "
-             "one run (one wheelbench process, one VM boot). Instruction counts (callgrind) "
-             "are the most repeatable figure.", ""]
+             "one run (one wheelbench process, one VM boot). Instruction counts (callgrind "
+             "for the wheel, the insncount plugin in the kernel, section 2) are the most "
+             "repeatable figures.", ""]
     verdicts = []
     wheel_section(wheel, lines, verdicts)
+    insn_section(a.out, lines, verdicts)
     kernel_section(krows, lines, verdicts)
     accuracy_section(acc, lines, verdicts)
     memory_section(mem, lines, verdicts)

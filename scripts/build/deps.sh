@@ -18,7 +18,7 @@ PKGS="build-essential bc flex bison libelf-dev kmod qemu-system-x86
       linux-image-amd64 linux-headers-amd64 iproute2 iperf3 jq
       python3 python3-pip busybox-static sparse socat
       clang llvm libclang-rt-dev libbpf-dev bpftool ethtool procps groff-base man-db
-      valgrind python3-matplotlib util-linux python3-venv"
+      valgrind python3-matplotlib util-linux python3-venv libglib2.0-dev"
 
 # --- bookworm-backports: the 6.12 kernel --------------------------------
 BP_LIST=/etc/apt/sources.list.d/carousel-backports.sources
@@ -73,6 +73,9 @@ echo "deps: iproute2 6.15 tc: $(bash "$(dirname "$0")/iproute2-bp.sh")"
 # The kernel's checkpatch.pl, from linux-source-6.1 (downloaded, not
 # installed): make style.
 echo "deps: checkpatch: $(bash "$(dirname "$0")/checkpatch.sh")"
+# The QEMU plugin of the instruction count (make bench), against the
+# installed QEMU's own plugin header (Debian's source package).
+echo "deps: qemu plugin: $(bash "$(dirname "$0")/qemu-plugin.sh")"
 
 # vng reads the kernel image; Debian installs it 0600.
 $SUDO chmod a+r /boot/vmlinuz-* 2>/dev/null || true

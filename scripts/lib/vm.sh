@@ -36,6 +36,8 @@
 #   CAROUSEL_VM_MEM       guest memory (2G)
 #   CAROUSEL_VM_TIMEOUT   seconds before the whole VM is killed (1800; 0 = none)
 #   CAROUSEL_VM_APPEND    extra kernel command line
+#   CAROUSEL_VM_QEMU_OPTS extra QEMU options, one string (e.g. the TCG plugin
+#                         and -icount of scripts/bench/insnbench.sh)
 #   CAROUSEL_VM_KERNEL    boot this kernel image (a bzImage from a kernel tree,
 #                         e.g. the debug kernel of scripts/check/check-debug.sh)
 #                         instead of /boot/vmlinuz-KVER
@@ -215,6 +217,7 @@ vng_args=(
 	--append "$append"
 	--exec "$gcmd"
 )
+[ -z "${CAROUSEL_VM_QEMU_OPTS:-}" ] || vng_args+=(--qemu-opts="$CAROUSEL_VM_QEMU_OPTS")
 
 timeout_s=${CAROUSEL_VM_TIMEOUT:-1800}
 tmo=()

@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# In-guest part of the instruction count (run by insnbench.sh through
+# scripts/lib/vm.sh, in a VM of one vCPU under QEMU's -icount and the
+# insncount plugin):
+#
+#   scripts/bench/insnbench-guest.sh OUTDIR KO BPF_OBJ
+#
+# Two loads, each through a dummy device per qdisc, pktgen sending 100 B
+# UDP packets (queue_xmit, source ports 1..N), the clsact program setting
+# skb->priority to 1:<port> (and, with "hash", skb->hash too):
+#
+#   light    for each hash mode and class count N: N classes of
+#            10 Gbit/N, pktgen as fast as it can, so every class is idle
+#            when its packet comes; one warm-up run per qdisc, then REPS
+#            times a run of PKTS and one of 2 x PKTS packets;
+#   backlog  hash preset, BACKLOG_N classes, 1500 B packets, one every
+#            200 us (so that pktgen sleeps between packets instead of
+#            spinning), each class offered 1.2 x its rate; before each run
+#            the qdisc is set up afresh and loaded at full speed with 3
+#            packets per class (uncounted), so that every class is
+#            throttled, its burst spent, when the run starts, and every
+#            run starts from the same backlog.  fq gets initial_quantum
+#            1514, so that it paces a flow from its first packet, as the
+#            shapers do (its default lets a new flow send 10 packets
+#            unpaced); fq and carousel get limit 100000, so that the load
+#            is not dropped (htb's classes each have a queue of
+#            txqueuelen, 10000).  At the end of each run pktgen spins
+#            until its last packet has left the qdisc: how long depends on
+#            the backlog, so the host leaves pktgen's own function out of
+#            this load's counts (insnreport.py).
+#
+# Each run is one counting window (insnmark around pktgen's `start`); the
+# qdiscs take turns, in an order rotated per repetition.  Writes to OUTDIR:
+#
+#   plan.txt      one line per window, in order:
+#                 LOAD HASH N QDISC PACKETS REP SENT
+#                 (REP -1: warm-up; SENT: what left the device meanwhile)
+#   kallsyms.txt  /proc/kallsyms, for the per-function breakdown
+#   done          written last
+#
+# Set-ups as the wall-clock run (cpubench.sh, pglib.sh): N classes of the
+# total rate / N (htb, carousel), fq with that maxrate per flow, pfifo,
+# fq_codel, and noqueue, the path without a qdisc, which the host
+# subtracts.
+#
+# Environment (CAROUSEL_* reaches the guest through vm.sh):
+# CAROUSEL_INSN_CLASSES ("1 100 1000 10000"), CAROUSEL_INSN_PKTS (20000),
+# CAROUSEL_INSN_REPS (3), CAROUSEL_INSN_HASH ("nohash hash": the backlog
+# load, after them, keeps the programs of the last),
+# CAROUSEL_INSN_BACKLOG_N (10000; 0: no backlog load),
+# CAROUSEL_INSN_BACKLOG_PKTS (20000).  Exit 1 if something could not be
+# set up; never for a figure.
+set -u
+
+OUTDIR=$1
+KO=$2
+BPF_OBJ=$3
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+MARK=$REPO/build/bench/insnmark
+
+QDISCS=(noqueue pfifo fq_codel fq htb carousel)
+PKT_SIZE=100
+TOTAL_KBIT=10000000
+PG=/proc/net/pktgen
+PROG=insnbench
+# shellcheck source=scripts/bench/pglib.sh
+source "$(dirname "$0")/pglib.sh"
+
+CLASSES=${CAROUSEL_INSN_CLASSES:-1 100 1000 10000}
+PKTS=${CAROUSEL_INSN_PKTS:-20000}
+REPS=${CAROUSEL_INSN_REPS:-3}
+HASHES=${CAROUSEL_INSN_HASH:-nohash hash}
+BACKLOG_N=${CAROUSEL_INSN_BACKLOG_N:-10000}
+BACKLOG_PKTS=${CAROUSEL_INSN_BACKLOG_PKTS:-20000}
+BACKLOG_DELAY=200000		# ns between packets
+
+TMPD=$(mktemp -d /tmp/insnbench.XXXXXX)
+trap 'rm -rf "$TMPD"' EXIT
+mkfifo "$TMPD/nap" && exec 9<>"$TMPD/nap" || die "fifo"
+
+rm -rf "$OUTDIR"
+mkdir -p "$OUTDIR" || die "$OUTDIR"
+[ -x "$MARK" ] || die "$MARK missing (insnbench.sh builds it)"
+[ -r "$BPF_OBJ" ] || die "$BPF_OBJ missing"
+[ "$(nproc)" = 1 ] || die "one vCPU only: the plugin's counters are not atomic"
+if [ ! -d /sys/module/sch_carousel ]; then
+	insmod "$KO" || die "insmod $KO"
+fi
+export TC_LIB_DIR=$REPO/tc
+for m in sch_htb sch_fq sch_fq_codel sch_ingress cls_bpf dummy pktgen; do
+	modprobe -q "$m" || die "modprobe $m"
+done
+# IPv6 off: a device's router solicitations and MLD reports would land
+# in random windows.
+sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+ip link set lo up
+for q in "${QDISCS[@]}"; do
+	ip link add "b_$q" type dummy || die "dummy b_$q"
+	ip link set "b_$q" txqueuelen 10000 up || die "b_$q up"
+	tc qdisc add dev "b_$q" clsact || die "clsact on b_$q"
+done
+
+# window LOAD HASH N Q PACKETS REP [DELAY]: one counted pktgen run.
+window() {
+	local dev=b_$4 tx0 tx1 i
+
+	pg_device "$dev" "$5" "$3" "${7:-0}"
+	read -r tx0 <"/sys/class/net/$dev/statistics/tx_packets"
+	"$MARK" "$PG/pgctrl" start || die "insnmark: pktgen start on $dev"
+	pg_wait "$dev" done
+	# Light load: what a shaper still holds leaves within ms.
+	for ((i = 0; i < 100; i++)); do
+		read -r tx1 <"/sys/class/net/$dev/statistics/tx_packets"
+		[ "$1" = light ] && [ $((tx1 - tx0)) -lt "$5" ] || break
+		nap
+	done
+	echo "$1 $2 $3 $4 $5 $6 $((tx1 - tx0))" >>"$OUTDIR/plan.txt"
+}
+
+# egress HASH: the clsact program of that hash mode on every device.
+egress() {
+	local sec=classifier q
+
+	[ "$1" = hash ] && sec=classifier_hash
+	for q in "${QDISCS[@]}"; do
+		tc filter del dev "b_$q" egress 2>/dev/null
+		tc filter add dev "b_$q" egress bpf direct-action obj "$BPF_OBJ" sec "$sec" ||
+			die "egress program $sec on b_$q"
+	done
+}
+
+# backlogged Q PACKETS REP: Q set up afresh, loaded (uncounted), counted.
+backlogged() {
+	local PKT_SIZE=1500 FQ_OPTS="initial_quantum 1514 limit 100000"
+	local CAROUSEL_OPTS="limit 100000"
+	local offered=$((PKT_SIZE * 8 * 1000000000 / BACKLOG_DELAY))
+
+	setup_qdisc "$1" "$BACKLOG_N" $((offered * 10 / 12)) ||
+		die "$1 with $BACKLOG_N classes"
+	pg_device "b_$1" $((3 * BACKLOG_N)) "$BACKLOG_N" 0
+	pg pgctrl start
+	pg_wait "b_$1" done
+	window backlog hash "$BACKLOG_N" "$1" "$2" "$3" "$BACKLOG_DELAY"
+}
+
+nq=${#QDISCS[@]}
+for h in $HASHES; do
+	egress "$h"
+	for n in $CLASSES; do
+		for q in "${QDISCS[@]}"; do
+			setup_qdisc "$q" "$n" || die "$q with $n classes"
+			window light "$h" "$n" "$q" "$PKTS" -1
+		done
+		for ((r = 0; r < REPS; r++)); do
+			for ((k = 0; k < nq; k++)); do
+				q=${QDISCS[(k + r) % nq]}
+				window light "$h" "$n" "$q" "$PKTS" "$r"
+				window light "$h" "$n" "$q" $((2 * PKTS)) "$r"
+			done
+		done
+		echo "# insnbench: light load, $h, $n classes: done"
+	done
+done
+if [ "$BACKLOG_N" -gt 0 ]; then
+	# (reloaded, the programs would move: kallsyms is read at the end)
+	[ "$h" = hash ] || egress hash
+	for ((r = 0; r < REPS; r++)); do
+		for ((k = 0; k < nq; k++)); do
+			q=${QDISCS[(k + r) % nq]}
+			backlogged "$q" "$BACKLOG_PKTS" "$r"
+			backlogged "$q" $((2 * BACKLOG_PKTS)) "$r"
+		done
+	done
+	echo "# insnbench: backlogged, $BACKLOG_N classes: done"
+fi
+pg kpktgend_0 rem_device_all
+cp /proc/kallsyms "$OUTDIR/kallsyms.txt"
+for q in "${QDISCS[@]}"; do
+	ip link del "b_$q"
+done
+touch "$OUTDIR/done"
+exit 0
