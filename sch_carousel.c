@@ -58,10 +58,10 @@
  * the timestamps we honour.
  *
  * Locking: everything runs under the qdisc root lock, as for any qdisc;
- * class and parameter changes take sch_tree_lock().  Classes live in an
- * xarray keyed by minor: O(1) lookup, read locklessly under the root lock.
- * The xarray's own lock (class add and delete, under RTNL) is never taken
- * under the root lock.
+ * class and parameter changes take sch_tree_lock().  Classes live in a
+ * table of two levels indexed by minor (carousel_class_get()): two loads
+ * per lookup.  It is written under RTNL and the root lock both, so the
+ * data path and the control path each read it under the lock they hold.
  */
 
 #include <linux/module.h>
@@ -74,7 +74,6 @@
 #include <linux/slab.h>
 #include <linux/hash.h>
 #include <linux/math64.h>
-#include <linux/xarray.h>
 #include <linux/bitops.h>
 #include <linux/log2.h>
 #include <linux/hashtable.h>
@@ -142,12 +141,17 @@ struct carousel_class {
 /*
  * A flow: the packets of one connected socket (or else of one flow hash,
  * see carousel_flow_key()) in one class, while any of them is in the
- * wheel.  It exists only then: created by its first packet's enqueue,
- * freed when its last packet leaves, so the table holds exactly the flows
- * the wheel holds.
+ * wheel.  It is in the table only then: added by its first packet's
+ * enqueue, removed when its last packet leaves, so the table holds
+ * exactly the flows the wheel holds.  The object itself goes to a small
+ * stash of the qdisc's (q->flow_stash) and serves the next new flow: a
+ * flow that comes and goes with each packet, as every flow of an idle
+ * class does, costs no slab allocation.
  */
 struct carousel_flow {
-	struct hlist_node	node;		/* in q->flow_hash[] */
+	struct hlist_node	node;		/* in q->flow_hash[] or in
+						 * q->flow_stash
+						 */
 	unsigned long		key;		/* socket, or hash << 1 | 1 */
 	struct carousel_class	*cl;		/* NULL: unclassified */
 	u32			qlen;		/* packets in the wheel */
@@ -161,11 +165,24 @@ struct carousel_flow {
 
 static struct kmem_cache *carousel_flow_cachep __read_mostly;
 
+/*
+ * The class table: 256 pages of 256 class pointers each, by minor.  A
+ * page is allocated with its first class (2 KiB, 8 B a class when the
+ * minors are dense) and freed with its last: unlinked under the root
+ * lock, which every lookup of the data path holds.
+ */
+#define CAROUSEL_CLS_PAGE_BITS	8
+#define CAROUSEL_CLS_PAGE	BIT(CAROUSEL_CLS_PAGE_BITS)
+#define CAROUSEL_CLS_PAGES	(BIT(16) / CAROUSEL_CLS_PAGE)
+
+struct carousel_class_page {
+	struct carousel_class	*cl[CAROUSEL_CLS_PAGE];
+};
+
 struct carousel_sched_data {
 /* Read mostly: */
 	struct carousel_wheel	*wheel;
 	struct hlist_head	*flow_hash;	/* CAROUSEL_FLOWS buckets */
-	struct xarray		classes;	/* minor -> class */
 	struct tcf_proto __rcu	*filter_list;
 	struct tcf_block	*block;
 	u64			rate;		/* ceiling, bytes/s, 0 = none */
@@ -186,6 +203,8 @@ struct carousel_sched_data {
 	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
 	u32			nr_classes;
 	u32			nr_flows;
+	struct hlist_head	flow_stash;	/* flow objects to reuse */
+	u32			nr_stashed;	/* objects in flow_stash */
 	u32			skbs;		/* packets as handed over */
 	struct qdisc_watchdog	watchdog;
 
@@ -204,7 +223,47 @@ struct carousel_sched_data {
 	u64			stat_timer_fires;
 	u64			stat_timer_latency;
 	u64			stat_timer_latency_max;
+
+/* The class table (2 KiB), under RTNL and the root lock: */
+	struct carousel_class_page *class_pages[CAROUSEL_CLS_PAGES];
 };
+
+/* The class of a minor (0..0xffff), or NULL. */
+static struct carousel_class *
+carousel_class_get(const struct carousel_sched_data *q, u32 minor)
+{
+	const struct carousel_class_page *p;
+
+	p = q->class_pages[minor >> CAROUSEL_CLS_PAGE_BITS];
+	return p ? p->cl[minor & (CAROUSEL_CLS_PAGE - 1)] : NULL;
+}
+
+/* The class of the lowest minor >= *minor, which *minor is set to. */
+static struct carousel_class *
+carousel_class_next(const struct carousel_sched_data *q, u32 *minor)
+{
+	u32 m;
+
+	for (m = *minor; m < BIT(16); m++) {
+		const struct carousel_class_page *p;
+
+		p = q->class_pages[m >> CAROUSEL_CLS_PAGE_BITS];
+		if (!p) {
+			m |= CAROUSEL_CLS_PAGE - 1;
+			continue;
+		}
+		if (p->cl[m & (CAROUSEL_CLS_PAGE - 1)]) {
+			*minor = m;
+			return p->cl[m & (CAROUSEL_CLS_PAGE - 1)];
+		}
+	}
+	return NULL;
+}
+
+/* In order of minor; under RTNL or the root lock. */
+#define carousel_for_each_class(q, minor, cl)				\
+	for ((minor) = 0; ((cl) = carousel_class_next((q), &(minor)));	\
+	     (minor)++)
 
 static struct carousel_class *carousel_lookup(struct Qdisc *sch, u32 classid)
 {
@@ -212,7 +271,7 @@ static struct carousel_class *carousel_lookup(struct Qdisc *sch, u32 classid)
 
 	if (TC_H_MAJ(classid) != sch->handle || !TC_H_MIN(classid))
 		return NULL;
-	return xa_load(&q->classes, TC_H_MIN(classid));
+	return carousel_class_get(q, TC_H_MIN(classid));
 }
 
 /*
@@ -257,7 +316,7 @@ static bool carousel_classify(struct sk_buff *skb, struct Qdisc *sch,
 		}
 	}
 
-	cl = q->default_minor ? xa_load(&q->classes, q->default_minor) : NULL;
+	cl = q->default_minor ? carousel_class_get(q, q->default_minor) : NULL;
 out:
 	*clp = cl;
 	return true;
@@ -274,13 +333,14 @@ out:
  */
 static u64 carousel_edt(const struct sk_buff *skb)
 {
-	int clock = carousel_tstamp_clock(skb);
 	enum tk_offsets offs;
 	u64 t = skb->tstamp;
 	s64 mono;
+	int clock;
 
 	if (!t)
 		return 0;
+	clock = carousel_tstamp_clock(skb);
 	if (clock < 0) {
 		const struct sock *sk = skb->sk;
 
@@ -337,9 +397,17 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 		if (fl->key == key && fl->cl == cl)
 			return fl;
 	}
-	fl = kmem_cache_alloc(carousel_flow_cachep, GFP_ATOMIC | __GFP_NOWARN);
-	if (unlikely(!fl))
-		return NULL;
+	if (q->nr_stashed) {
+		fl = hlist_entry(q->flow_stash.first, struct carousel_flow,
+				 node);
+		hlist_del(&fl->node);
+		q->nr_stashed--;
+	} else {
+		fl = kmem_cache_alloc(carousel_flow_cachep,
+				      GFP_ATOMIC | __GFP_NOWARN);
+		if (unlikely(!fl))
+			return NULL;
+	}
 	fl->key = key;
 	fl->cl = cl;
 	fl->qlen = 0;
@@ -354,6 +422,14 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 	return fl;
 }
 
+/*
+ * Flow objects kept for reuse: enough for the flows that start and end
+ * within one qdisc run, a few KiB.  Beyond it a departing flow's object
+ * goes back to the slab.  None under KASAN, which could not see a use of
+ * a stashed object.
+ */
+#define CAROUSEL_FLOW_STASH	(IS_ENABLED(CONFIG_KASAN) ? 0 : 64)
+
 /* A flow whose last packet has left goes. */
 static void carousel_flow_put(struct carousel_sched_data *q,
 			      struct carousel_flow *fl)
@@ -364,6 +440,11 @@ static void carousel_flow_put(struct carousel_sched_data *q,
 	q->nr_flows--;
 	if (fl->cl)
 		fl->cl->flows--;
+	if (q->nr_stashed < CAROUSEL_FLOW_STASH) {
+		hlist_add_head(&fl->node, &q->flow_stash);
+		q->nr_stashed++;
+		return;
+	}
 	kmem_cache_free(carousel_flow_cachep, fl);
 }
 
@@ -526,6 +607,13 @@ static u64 carousel_credit(const struct carousel_class *cl)
  */
 #define CAROUSEL_CATCHUP_NS	(16 * NSEC_PER_MSEC)
 
+/* A packet's charge to its class: its departure, and the class clock after. */
+struct carousel_charge {
+	u64	depart;		/* 0: not charged (pending, or no class) */
+	u64	next;
+	u16	rem;
+};
+
 /*
  * The departure of a packet of len bytes of flow fl whose own time is
  * `at' (its EDT stamp, or its arrival), charged to class cl at `now'
@@ -648,7 +736,9 @@ static u64 carousel_own_time(struct carousel_sched_data *q,
 /*
  * Admission of a packet of len bytes, own time `at' (0: beyond the
  * horizon), to class cl (NULL: unclassified): NULL, with its flow in
- * *flp, or the counter of the reason it is refused.  A GSO packet that is
+ * *flp and, if it is to be charged now, its charge in *ch (for the
+ * packet whole: a split packet's segments are charged one by one), or
+ * the counter of the reason it is refused.  A GSO packet that is
  * split is asked once, whole: limit and flow_limit count it as the one
  * packet its sender handed over (as fq, which does not split, counts
  * it), so that a split never turns part of what a socket's buffer let
@@ -657,13 +747,13 @@ static u64 carousel_own_time(struct carousel_sched_data *q,
  */
 static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 			   unsigned long key, u32 len, u64 at, u64 now,
-			   struct carousel_flow **flp)
+			   struct carousel_flow **flp,
+			   struct carousel_charge *ch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_flow *fl;
-	u64 next;
-	u16 rem;
 
+	ch->depart = 0;
 	/* (a packet peeked into gso_skb, under a parent that peeks, counts) */
 	if (unlikely(q->skbs + skb_queue_len(&sch->gso_skb) >= sch->limit))
 		return &q->stat_limit_drops;
@@ -695,8 +785,9 @@ static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 	 * asked for its first segment's departure; the rest follow within
 	 * its own length at the class rate.)
 	 */
-	if (unlikely(carousel_departure(q, cl, fl, len, at, now, &next,
-					&rem) > now + q->horizon))
+	ch->depart = carousel_departure(q, cl, fl, len, at, now, &ch->next,
+					&ch->rem);
+	if (unlikely(ch->depart > now + q->horizon))
 		goto refuse_horizon;
 	return NULL;
 
@@ -710,7 +801,8 @@ refuse_horizon:
 
 /*
  * Enqueue one admitted packet (or segment) of class cl (NULL:
- * unclassified) and flow fl, own time `at'.  Returns NET_XMIT_SUCCESS,
+ * unclassified) and flow fl, own time `at', with its charge if admission
+ * computed it (ch, else NULL).  Returns NET_XMIT_SUCCESS,
  * NET_XMIT_CN (queued, but its flow is over budget) or NET_XMIT_DROP (the
  * wheel refused its time).  The caller puts the flow afterwards.
  *
@@ -722,33 +814,39 @@ refuse_horizon:
 static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 				struct carousel_class *cl,
 				struct carousel_flow *fl, u64 at, u64 now,
+				const struct carousel_charge *ch,
 				struct sk_buff **to_free)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	u32 len = qdisc_pkt_len(skb);
-	u64 depart, next = 0;
-	u16 rem = 0;
+	struct carousel_charge c = { .depart = at };
 	bool pending, was_active;
 
 	pending = cl && (at > now || fl->pending);
-	depart = at;
-	if (cl && !pending)
-		depart = carousel_departure(q, cl, fl, len, at, now, &next,
-					    &rem);
+	if (cl && !pending) {
+		/* admission charged it, with the same test and state */
+		if (ch) {
+			DEBUG_NET_WARN_ON_ONCE(!ch->depart);
+			c = *ch;
+		} else {
+			c.depart = carousel_departure(q, cl, fl, len, at, now,
+						      &c.next, &c.rem);
+		}
+	}
 
-	cb->time_to_send = depart;
+	cb->time_to_send = c.depart;
 	cb->fl = fl;
 	cb->pending = pending;
 	cb->ends = 0;
 	cb->released = 0;
 	carousel_wheel_sync(q->wheel, now);
-	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart)))
+	if (unlikely(!carousel_wheel_insert(q->wheel, skb, c.depart)))
 		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
 				     to_free);
 
 	/* The delay we add, not the sender's own pacing, is congestion. */
-	if (q->ce_threshold && depart > at + q->ce_threshold &&
+	if (q->ce_threshold && c.depart > at + q->ce_threshold &&
 	    INET_ECN_set_ce(skb))
 		q->stat_ce_marks++;
 
@@ -762,9 +860,9 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		return NET_XMIT_SUCCESS;
 	}
 	if (!pending) {
-		cl->time_next = next;
-		cl->tx_rem = rem;
-		fl->tail = depart;
+		cl->time_next = c.next;
+		cl->tx_rem = c.rem;
+		fl->tail = c.depart;
 	}
 	was_active = carousel_class_active(cl);
 	cl->qlen++;
@@ -815,10 +913,11 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 	unsigned int len = 0, prev_len = qdisc_pkt_len(skb);
 	struct sk_buff *segs, *nskb, *last = NULL;
 	int nb = 0, ret = NET_XMIT_SUCCESS;
+	struct carousel_charge ch;
 	struct carousel_flow *fl;
 	u64 *refused;
 
-	refused = carousel_admit(sch, cl, key, prev_len, at, now, &fl);
+	refused = carousel_admit(sch, cl, key, prev_len, at, now, &fl, &ch);
 	if (unlikely(refused)) {
 		/* Counted in segments, as what is sent is (bstats). */
 		u32 more = max_t(u32, skb_shinfo(skb)->gso_segs, 1) - 1;
@@ -843,7 +942,8 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 
 		skb_mark_not_on_list(segs);
 		qdisc_skb_cb(segs)->pkt_len = seg_len;
-		r = carousel_enqueue_one(segs, sch, cl, fl, at, now, to_free);
+		r = carousel_enqueue_one(segs, sch, cl, fl, at, now, NULL,
+					 to_free);
 		if (r == NET_XMIT_DROP)
 			continue;
 		last = segs;
@@ -881,6 +981,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			    struct sk_buff **to_free)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_charge ch;
 	struct carousel_flow *fl;
 	struct carousel_class *cl;
 	unsigned long key;
@@ -905,10 +1006,11 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 					    to_free);
 	} else {
 		refused = carousel_admit(sch, cl, key, qdisc_pkt_len(skb), at,
-					 now, &fl);
+					 now, &fl, &ch);
 		if (unlikely(refused))
 			return carousel_drop(skb, sch, cl, refused, to_free);
-		ret = carousel_enqueue_one(skb, sch, cl, fl, at, now, to_free);
+		ret = carousel_enqueue_one(skb, sch, cl, fl, at, now, &ch,
+					   to_free);
 		if (ret != NET_XMIT_DROP)
 			carousel_ends(q, skb, fl);
 		carousel_flow_put(q, fl);
@@ -1287,7 +1389,7 @@ static void carousel_reset(struct Qdisc *sch)
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_class *cl;
 	struct sk_buff *skb;
-	unsigned long minor;
+	u32 minor;
 
 	if (!q->wheel)
 		return;
@@ -1296,7 +1398,7 @@ static void carousel_reset(struct Qdisc *sch)
 		qdisc_qstats_drop(sch);
 		rtnl_kfree_skbs(skb, skb);
 	}
-	xa_for_each(&q->classes, minor, cl) {
+	carousel_for_each_class(q, minor, cl) {
 		cl->time_next = 0;
 		cl->release = 0;
 		cl->tx_rem = 0;
@@ -1543,12 +1645,12 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	if (rerate) {
 		u64 now = ktime_get_ns();
 		struct carousel_class *cl;
-		unsigned long minor;
+		u32 minor;
 
 		q->ceil_next = now;
 		q->ceil_rem = 0;
-		/* Classes are freed under RTNL, which we hold too. */
-		xa_for_each(&q->classes, minor, cl)
+		/* The class table is stable under the tree lock held here. */
+		carousel_for_each_class(q, minor, cl)
 			carousel_rerate(sch, cl, now);
 		if (q->wheel && q->wheel->count)
 			carousel_arm(q, now);
@@ -1646,7 +1748,6 @@ static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
 
 	/* (destroy, which follows a failed init, needs these two) */
 	qdisc_watchdog_init_clockid(&q->watchdog, sch, CLOCK_MONOTONIC);
-	xa_init(&q->classes);
 	err = carousel_check_parent(sch, extack);
 	if (err)
 		return err;
@@ -1674,19 +1775,23 @@ static void carousel_destroy(struct Qdisc *sch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_class *cl;
-	unsigned long minor;
+	struct carousel_flow *fl;
+	struct hlist_node *tmp;
+	u32 minor;
 
 	tcf_block_put(q->block);
 	qdisc_watchdog_cancel(&q->watchdog);
 	carousel_reset(sch);
-	xa_for_each(&q->classes, minor, cl) {
-		xa_erase(&q->classes, minor);
+	carousel_for_each_class(q, minor, cl) {
 		gen_kill_estimator(&cl->rate_est);
 		kfree(cl);
 	}
-	xa_destroy(&q->classes);
+	for (minor = 0; minor < CAROUSEL_CLS_PAGES; minor++)
+		kfree(q->class_pages[minor]);
 	kvfree(q->wheel);
 	kvfree(q->flow_hash);
+	hlist_for_each_entry_safe(fl, tmp, &q->flow_stash, node)
+		kmem_cache_free(carousel_flow_cachep, fl);
 }
 
 static int carousel_dump(struct Qdisc *sch, struct sk_buff *skb)
@@ -1842,6 +1947,7 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 	struct carousel_class *cl = (struct carousel_class *)*arg;
 	struct nlattr *tb[TCA_CAROUSEL_CLASS_MAX + 1];
 	struct nlattr *opt = tca[TCA_OPTIONS];
+	struct carousel_class_page *page, *new_page = NULL;
 	u64 rate = cl ? cl->rate : 0;
 	u32 burst = cl ? cl->burst : 0;
 	bool rerate;
@@ -1917,9 +2023,22 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		return -EINVAL;
 	}
 
+	if (carousel_class_get(q, TC_H_MIN(classid))) {
+		NL_SET_ERR_MSG_MOD(extack, "class already exists");
+		return -EEXIST;
+	}
+	page = q->class_pages[TC_H_MIN(classid) >> CAROUSEL_CLS_PAGE_BITS];
+	if (!page) {
+		new_page = kzalloc(sizeof(*new_page), GFP_KERNEL);
+		if (!new_page)
+			return -ENOMEM;
+		page = new_page;
+	}
 	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
-	if (!cl)
+	if (!cl) {
+		kfree(new_page);
 		return -ENOMEM;
+	}
 	cl->minor = TC_H_MIN(classid);
 	cl->rate = rate;
 	cl->release_rate = rate;
@@ -1933,19 +2052,15 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 					    "carousel: bad rate estimator");
 		if (err) {
 			kfree(cl);
+			kfree(new_page);
 			return err;
 		}
 	}
 
-	err = xa_insert(&q->classes, TC_H_MIN(classid), cl, GFP_KERNEL);
-	if (err) {
-		gen_kill_estimator(&cl->rate_est);
-		kfree(cl);
-		if (err == -EBUSY)
-			NL_SET_ERR_MSG_MOD(extack, "class already exists");
-		return err == -EBUSY ? -EEXIST : err;
-	}
 	sch_tree_lock(sch);
+	if (new_page)
+		q->class_pages[cl->minor >> CAROUSEL_CLS_PAGE_BITS] = new_page;
+	page->cl[cl->minor & (CAROUSEL_CLS_PAGE - 1)] = cl;
 	q->nr_classes++;
 	sch_tree_unlock(sch);
 
@@ -1958,7 +2073,10 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_class *cl = (struct carousel_class *)arg;
-	bool busy;
+	u32 pg = cl->minor >> CAROUSEL_CLS_PAGE_BITS;
+	struct carousel_class_page *page = q->class_pages[pg];
+	bool busy, empty = true;
+	u32 i;
 
 	if (cl->filter_cnt) {
 		NL_SET_ERR_MSG_MOD(extack, "class is in use by a filter: delete the filter first");
@@ -1966,28 +2084,22 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 	}
 
 	/* Its last filter is gone, but an enqueue that found that filter
-	 * before it went may still be classifying, under the root lock.  The
-	 * unbind cleared the filter's res.class: such an enqueue may have
-	 * only res.classid, and look the class up.  Let it finish first:
-	 * erased under it, the class would not be found and the packet,
-	 * counted by the class's filter, would go to the default class.
-	 * Enqueues that take the root lock after this one no longer see the
-	 * filter.
-	 *
-	 * The erase itself is not under the root lock: the xarray's lock is
-	 * taken with bottom halves on (class add, under RTNL) and the root
-	 * lock in softirq, so nesting them is an inversion lockdep reports.
-	 * Unlinked first, the class cannot be found by an enqueue that starts
-	 * after it (by skb->priority); one that found it before holds the
-	 * root lock while it queues, so the qlen read below, under that
-	 * lock, includes its packet.
+	 * before it went may still be classifying, under the root lock; the
+	 * unbind cleared the filter's res.class, so it may look the class up
+	 * by res.classid.  Under the root lock here, it has finished (and
+	 * its packet is in the qlen read below); enqueues after this one no
+	 * longer see the filter, nor the class in the table.
 	 */
+	for (i = 0; i < CAROUSEL_CLS_PAGE; i++) {
+		if (page->cl[i] && page->cl[i] != cl) {
+			empty = false;
+			break;
+		}
+	}
 	sch_tree_lock(sch);
-	sch_tree_unlock(sch);
-	xa_erase(&q->classes, cl->minor);
-	gen_kill_estimator(&cl->rate_est);
-
-	sch_tree_lock(sch);
+	page->cl[cl->minor & (CAROUSEL_CLS_PAGE - 1)] = NULL;
+	if (empty)
+		q->class_pages[pg] = NULL;
 	q->nr_classes--;
 	busy = cl->qlen;
 	if (busy) {
@@ -1998,6 +2110,9 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 	}
 	sch_tree_unlock(sch);
 
+	gen_kill_estimator(&cl->rate_est);
+	if (empty)
+		kfree(page);
 	if (!busy)
 		kfree(cl);
 	return 0;
@@ -2007,11 +2122,11 @@ static void carousel_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_class *cl;
-	unsigned long minor;
+	u32 minor;
 
 	if (arg->stop)
 		return;
-	xa_for_each(&q->classes, minor, cl) {
+	carousel_for_each_class(q, minor, cl) {
 		if (!tc_qdisc_stats_dump(sch, (unsigned long)cl, arg))
 			break;
 	}

@@ -5,10 +5,10 @@
 #
 # Tens of thousands of classes.  10000 classes go in with one tc -batch;
 # the kernel memory they take (objects of kmalloc-96, which holds the
-# class structs, and of radix_tree_node, which holds the xarray that
-# indexes them, counted in /proc/slabinfo, with kmalloc-64 and -128 beside
-# them in case the struct's size class moves) is printed per class and
-# must stay within two class structs (192 B).  A class at the far end of the
+# class structs, and of kmalloc-2k, which holds the pages of the table
+# that indexes them by minor, counted in /proc/slabinfo, with kmalloc-64
+# and -128 beside them in case the struct's size class moves) is printed
+# per class and must stay within two class structs (192 B).  A class at the far end of the
 # table is found on every packet: SO_TXTIME datagrams through it are
 # spaced by its rate, the median gap within 1%, and on average never
 # closer than that.  (The mean may be wider: after a host stall longer than
@@ -20,10 +20,10 @@ require_carousel
 setup_pair
 quiet_link
 N=10000
-CACHES="kmalloc-64 kmalloc-96 kmalloc-128 radix_tree_node"
+CACHES="kmalloc-64 kmalloc-96 kmalloc-128 kmalloc-2k"
 
 # slab_bytes: bytes in active objects of the caches a class lives in,
-# after an RCU grace period (xarray nodes are freed by RCU) and with the
+# after an RCU grace period (for anything freed by RCU) and with the
 # per-CPU slabs flushed, so that free objects are not counted as active.
 slab_bytes() {
 	local c
