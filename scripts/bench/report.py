@@ -176,10 +176,19 @@ def insn_section(out, lines, verdicts):
               "The guest opens and closes a counting window around each pktgen run "
               "(scripts/bench/insnmark.c); per packet = (window(2K) − window(K)) / K, the "
               "median over the repetitions. Under the light load every set-up carries every "
-              "packet. The backlogged load (10,000 classes, each offered 1.2× its rate, one "
-              "packet every 200 µs so that pktgen sleeps between packets instead of spinning) "
-              "is where htb throttles classes and fq parks flows. fq_codel is the upstream "
-              "default, for reference.", "", md, ""]
+              "packet. fq_codel is the upstream default, for reference.", "",
+              "The backlogged load (10,000 classes, each offered 1.2× its rate, 1500-byte "
+              "packets, one every 200 µs so that pktgen sleeps between packets instead of "
+              "spinning, every class loaded with 3 packets before the count) is where htb "
+              "throttles classes. Two things to know when reading it. fq hardly throttles "
+              "here: it caps the pacing delay of one packet at 1 s, and each flow's packets "
+              "come 2 s apart (pktgen spins below 100 µs between packets, so 10,000 flows "
+              "cannot come faster), so its figure is that of an fq that only queues. And the "
+              "shapers' backlog grows by a sixth of the offered packets, whose memory the "
+              "kernel takes as fresh zeroed pages: `clear_page_erms` in the breakdown, in "
+              "proportion to the packets each shaper holds, is part of their figures. Arrivals in "
+              "bursts per class (pktgen's flows) would make fq throttle; that is still to "
+              "be done.", "", md, ""]
     idx = {(r["load"], r["hash"], r["classes"], r["qdisc"]): r for r in doc["results"]}
     for n in sorted({r["classes"] for r in doc["results"] if r["load"] == "backlog"}):
         c, h, f = (idx.get(("backlog", "hash", n, q)) for q in ("carousel", "htb", "fq"))
