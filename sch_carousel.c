@@ -174,6 +174,9 @@ static struct kmem_cache *carousel_flow_cachep __read_mostly;
 #define CAROUSEL_CLS_PAGE_BITS	8
 #define CAROUSEL_CLS_PAGE	BIT(CAROUSEL_CLS_PAGE_BITS)
 #define CAROUSEL_CLS_PAGES	(BIT(16) / CAROUSEL_CLS_PAGE)
+/* A minor's page in the table, and its slot in that page. */
+#define CAROUSEL_CLS_PG(minor)		((minor) >> CAROUSEL_CLS_PAGE_BITS)
+#define CAROUSEL_CLS_SLOT(minor)	((minor) & (CAROUSEL_CLS_PAGE - 1))
 
 struct carousel_class_page {
 	struct carousel_class	*cl[CAROUSEL_CLS_PAGE];
@@ -234,8 +237,8 @@ carousel_class_get(const struct carousel_sched_data *q, u32 minor)
 {
 	const struct carousel_class_page *p;
 
-	p = q->class_pages[minor >> CAROUSEL_CLS_PAGE_BITS];
-	return p ? p->cl[minor & (CAROUSEL_CLS_PAGE - 1)] : NULL;
+	p = q->class_pages[CAROUSEL_CLS_PG(minor)];
+	return p ? p->cl[CAROUSEL_CLS_SLOT(minor)] : NULL;
 }
 
 /* The class of the lowest minor >= *minor, which *minor is set to. */
@@ -246,15 +249,17 @@ carousel_class_next(const struct carousel_sched_data *q, u32 *minor)
 
 	for (m = *minor; m < BIT(16); m++) {
 		const struct carousel_class_page *p;
+		struct carousel_class *cl;
 
-		p = q->class_pages[m >> CAROUSEL_CLS_PAGE_BITS];
+		p = q->class_pages[CAROUSEL_CLS_PG(m)];
 		if (!p) {
-			m |= CAROUSEL_CLS_PAGE - 1;
+			m |= CAROUSEL_CLS_PAGE - 1;	/* to the next page */
 			continue;
 		}
-		if (p->cl[m & (CAROUSEL_CLS_PAGE - 1)]) {
+		cl = p->cl[CAROUSEL_CLS_SLOT(m)];
+		if (cl) {
 			*minor = m;
-			return p->cl[m & (CAROUSEL_CLS_PAGE - 1)];
+			return cl;
 		}
 	}
 	return NULL;
@@ -2027,7 +2032,7 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		NL_SET_ERR_MSG_MOD(extack, "class already exists");
 		return -EEXIST;
 	}
-	page = q->class_pages[TC_H_MIN(classid) >> CAROUSEL_CLS_PAGE_BITS];
+	page = q->class_pages[CAROUSEL_CLS_PG(TC_H_MIN(classid))];
 	if (!page) {
 		new_page = kzalloc(sizeof(*new_page), GFP_KERNEL);
 		if (!new_page)
@@ -2059,8 +2064,8 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 
 	sch_tree_lock(sch);
 	if (new_page)
-		q->class_pages[cl->minor >> CAROUSEL_CLS_PAGE_BITS] = new_page;
-	page->cl[cl->minor & (CAROUSEL_CLS_PAGE - 1)] = cl;
+		q->class_pages[CAROUSEL_CLS_PG(cl->minor)] = new_page;
+	page->cl[CAROUSEL_CLS_SLOT(cl->minor)] = cl;
 	q->nr_classes++;
 	sch_tree_unlock(sch);
 
@@ -2073,7 +2078,7 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_class *cl = (struct carousel_class *)arg;
-	u32 pg = cl->minor >> CAROUSEL_CLS_PAGE_BITS;
+	u32 pg = CAROUSEL_CLS_PG(cl->minor);
 	struct carousel_class_page *page = q->class_pages[pg];
 	bool busy, empty = true;
 	u32 i;
@@ -2097,7 +2102,7 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 		}
 	}
 	sch_tree_lock(sch);
-	page->cl[cl->minor & (CAROUSEL_CLS_PAGE - 1)] = NULL;
+	page->cl[CAROUSEL_CLS_SLOT(cl->minor)] = NULL;
 	if (empty)
 		q->class_pages[pg] = NULL;
 	q->nr_classes--;
