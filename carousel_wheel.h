@@ -66,10 +66,17 @@ static inline u64 carousel_skb_time(const struct sk_buff *skb)
  * the ticks left in cur's current level-1 slot, level 1 the rest of cur's
  * level-2 slot, and so on; the top level is a ring.  When the cursor
  * enters a new level-L slot, that slot is emptied into the levels below
- * ("cascade") before anything else can be inserted there, which is why a
- * slot's list stays in insertion order and packets of a flow with
- * non-decreasing times never overtake each other.  Each packet is moved at
- * most levels - 1 times, so enqueue and dequeue are O(1) amortised.
+ * ("cascade").  Each packet is moved at most levels - 1 times, so enqueue
+ * and dequeue are O(1) amortised.
+ *
+ * A cascade is done in steps: carousel_wheel_first() moves at most a
+ * budget of packets per call, so that no call holds the qdisc lock for
+ * the whole of a slot that a million packets share.  While the slot is
+ * being emptied (casc_level, casc_idx), nothing is taken from the wheel,
+ * and a packet inserted with a time inside that slot joins the slot's
+ * tail rather than a level below; so each slot's list stays in insertion
+ * order, and the packets of a flow with non-decreasing times never
+ * overtake each other.
  *
  * Each level has a 1024-bit map of non-empty slots and a 16-bit summary of
  * non-empty map words, so the next non-empty slot is found with two bit
@@ -106,10 +113,14 @@ struct carousel_wheel {
 	u32			gran;		/* ns per tick */
 	u32			levels;
 	u32			count;		/* packets in the wheel */
-	u32			pad;
+	u16			casc_level;	/* the slot being cascaded (it */
+	u16			casc_idx;	/* starts at cur); level 0: none */
 	u64			cascades;	/* packets moved down a level */
 	struct carousel_level	lvl[];
 };
+
+/* carousel_wheel_first()'s *wake when its budget ran out in a cascade. */
+#define CAROUSEL_WHEEL_BUSY	0ULL
 
 static inline size_t carousel_wheel_size(u32 levels)
 {
@@ -189,14 +200,14 @@ static inline void carousel_wheel_sync(struct carousel_wheel *w, u64 now)
 }
 
 /*
- * Put skb in the slot for `time' (ns).  A time before the cursor is due
- * and goes to the cursor's slot.  Returns false, without linking skb, if
+ * Put skb in the slot for `time' (ns), inline: it is on every packet's
+ * path.  A time before the cursor is due and goes to the cursor's slot.  Returns false, without linking skb, if
  * the time lies beyond what the ring can tell apart from the cursor; that
  * needs a cursor lagging by more than the horizon (a device stalled with
  * packets queued), and the caller drops the packet.
  */
-static inline bool carousel_wheel_insert(struct carousel_wheel *w,
-					 struct sk_buff *skb, u64 time)
+static __always_inline bool carousel_wheel_insert(struct carousel_wheel *w,
+						  struct sk_buff *skb, u64 time)
 {
 	u64 tick = div_u64(time, w->gran);
 	u64 top = 1ULL << carousel_shift(w->levels - 1);
@@ -205,7 +216,11 @@ static inline bool carousel_wheel_insert(struct carousel_wheel *w,
 		tick = w->cur;
 	else if (tick - w->cur >= (top << CAROUSEL_LVL_BITS) - top)
 		return false;
-	carousel_wheel_place(w, skb, tick);
+	if (unlikely(w->casc_level) &&
+	    tick - w->cur < 1ULL << carousel_shift(w->casc_level))
+		carousel_slot_append(w, w->casc_level, w->casc_idx, skb);
+	else
+		carousel_wheel_place(w, skb, tick);
 	w->count++;
 	return true;
 }
@@ -254,46 +269,67 @@ static inline int carousel_level_find(const struct carousel_level *l, u32 from)
 	return word * 64 + __ffs64(l->map[word]);
 }
 
-/* Move the packets of slot idx of `level' to the levels below; the
- * cursor has just entered that slot.
+/*
+ * Move packets of the slot being cascaded to the levels below, at most
+ * *budget of them (all if budget is NULL).  Returns true once the slot is
+ * empty and the cascade done.
  */
-static inline void carousel_cascade(struct carousel_wheel *w, u32 level,
-				    u32 idx)
+static inline bool carousel_cascade(struct carousel_wheel *w, u32 *budget)
 {
-	struct carousel_level *l = &w->lvl[level];
-	struct sk_buff *skb = l->slot[idx].head;
+	struct carousel_level *l = &w->lvl[w->casc_level];
+	u32 idx = w->casc_idx;
+	struct carousel_slot *s = &l->slot[idx];
 
-	l->slot[idx].head = NULL;
-	l->slot[idx].tail = NULL;
+	while (s->head) {
+		struct sk_buff *skb = s->head;
+
+		if (budget) {
+			if (!*budget)
+				return false;
+			(*budget)--;
+		}
+		s->head = skb->next;
+		/* a packet that joined the slot due is due at the cursor */
+		carousel_wheel_place(w, skb,
+				     max(div_u64(carousel_skb_time(skb), w->gran),
+					 w->cur));
+		w->cascades++;
+	}
+	s->tail = NULL;
 	l->map[idx / 64] &= ~(1ULL << (idx % 64));
 	if (!l->map[idx / 64])
 		l->summary &= ~(1ULL << (idx / 64));
-
-	while (skb) {
-		struct sk_buff *next = skb->next;
-
-		carousel_wheel_place(w, skb,
-				     div_u64(carousel_skb_time(skb), w->gran));
-		w->cascades++;
-		skb = next;
-	}
+	w->casc_level = 0;
+	return true;
 }
 
 /*
  * The level-0 slot holding the earliest packets, cascading every coarser
  * slot the cursor enters on the way, but never moving the cursor past
- * now_tick.  Returns NULL if the wheel is empty (*wake = ~0) or if the
+ * now_tick.  Returns NULL if the wheel is empty (*wake = ~0), if the
  * earliest packets sit in a coarser slot that starts after now_tick
- * (*wake = the first tick of that slot: come back then).
+ * (*wake = the first tick of that slot: come back then), or if a cascade
+ * has used up *budget packet moves (*wake = CAROUSEL_WHEEL_BUSY: come
+ * back at once; the next call goes on where this one stopped).  A NULL
+ * budget is no bound.
  */
 static inline struct carousel_slot *
-carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake)
+carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake,
+		     u32 *budget)
 {
 	*wake = ~0ULL;
 	while (w->count) {
 		u64 base, start;
 		u32 level;
 		int idx;
+
+		if (w->casc_level) {
+			if (!carousel_cascade(w, budget)) {
+				*wake = CAROUSEL_WHEEL_BUSY;
+				return NULL;
+			}
+			continue;
+		}
 
 		idx = carousel_level_find(&w->lvl[0], w->cur & CAROUSEL_LVL_MASK);
 		if (idx < 0 && w->levels == 1)	/* level 0 is the ring */
@@ -326,7 +362,8 @@ carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake)
 			return NULL;
 		}
 		w->cur = start;
-		carousel_cascade(w, level, idx);
+		w->casc_level = level;
+		w->casc_idx = idx;
 	}
 	return NULL;
 }
@@ -360,7 +397,7 @@ static inline struct sk_buff *carousel_wheel_pop_first(struct carousel_wheel *w)
 	struct carousel_slot *s;
 	u64 wake;
 
-	s = carousel_wheel_first(w, ~0ULL, &wake);
+	s = carousel_wheel_first(w, ~0ULL, &wake, NULL);
 	return s ? carousel_wheel_pop(w, s) : NULL;
 }
 

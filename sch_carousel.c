@@ -1113,6 +1113,7 @@ static void carousel_arm(struct carousel_sched_data *q, u64 expiry)
 }
 
 #define CAROUSEL_SETTLE_MAX	64	/* pending packets charged per dequeue */
+#define CAROUSEL_CASCADE_MAX	128	/* packets cascaded per dequeue */
 
 /* Drop skb, unlinked from the wheel, in dequeue. */
 static void carousel_drop_dequeued(struct Qdisc *sch, struct sk_buff *skb,
@@ -1219,6 +1220,8 @@ static bool carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 	/* Behind the packets held (the clock is past them), never earlier. */
 	start = max(start, carousel_skb_time(skb));
 	carousel_wheel_pop(q->wheel, slot);
+	/* (the wheel reads the time it was given from the cb, as it moves it) */
+	cb->time_to_send = start;
 	if (unlikely(!carousel_wheel_insert(q->wheel, skb, start))) {
 		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
 		return false;
@@ -1228,7 +1231,6 @@ static bool carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 	if (cl->time_next < cl->release)
 		cl->time_next = cl->release;
 	cl->held++;
-	cb->time_to_send = start;
 	cb->released = 1;
 	if (start > now)
 		q->stat_catchup_holds++;
@@ -1239,6 +1241,7 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_wheel *w = q->wheel;
+	u32 budget = CAROUSEL_CASCADE_MAX;
 	u64 now, wake, release = 0;
 	struct carousel_class *cl;
 	struct carousel_slot *slot;
@@ -1265,22 +1268,23 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 
 	/*
 	 * Each turn sends, stops, or charges a pending packet (once each).
-	 * Charges are capped per call, as a qdisc run is by dev_tx_weight:
-	 * many packets stamped for one instant are charged over several
-	 * calls, the qdisc rescheduled in between.
+	 * Charges and cascade moves are capped per call, as a qdisc run is
+	 * by dev_tx_weight: many packets stamped for one instant are charged
+	 * and cascaded over several calls, the qdisc rescheduled in between,
+	 * so that no call holds the root lock for the whole crowd.
 	 */
 	for (settled = 0;; settled++) {
-		if (unlikely(settled >= CAROUSEL_SETTLE_MAX)) {
-			/* as __qdisc_run() does when its quota is spent */
-			__netif_schedule(qdisc_root(sch));
-			return NULL;
-		}
-		slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
+		if (unlikely(settled >= CAROUSEL_SETTLE_MAX))
+			goto resched;
+		slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake,
+					    &budget);
 		if (!slot) {
 			if (!w->count) {	/* settle dropped the last */
 				q->timer_expiry = 0;
 				return NULL;
 			}
+			if (wake == CAROUSEL_WHEEL_BUSY)
+				goto resched;
 			if (WARN_ON_ONCE(wake == ~0ULL))
 				return NULL;
 			wake *= w->gran;
@@ -1312,6 +1316,11 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	}
 	sch->qstats.overlimits++;
 	carousel_arm(q, wake);
+	return NULL;
+
+resched:
+	/* as __qdisc_run() does when its quota is spent */
+	__netif_schedule(qdisc_root(sch));
 	return NULL;
 }
 
@@ -1892,6 +1901,7 @@ cancel:
 static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
+	u32 budget = CAROUSEL_CASCADE_MAX;
 	struct tc_carousel_xstats st = { };
 	struct carousel_wheel *w;
 	u64 now = ktime_get_ns();
@@ -1916,16 +1926,22 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.timer_fires		= q->stat_timer_fires;
 	st.timer_latency_ns	= q->stat_timer_latency;
 	st.timer_latency_max_ns	= q->stat_timer_latency_max;
-	st.cascades		= w->cascades;
 	st.classes		= q->nr_classes;
 	st.wheel_bytes		= carousel_wheel_size(w->levels) +
 				  CAROUSEL_FLOWS * sizeof(*q->flow_hash);
 	st.wheel_levels		= w->levels;
 
-	/* Peeking may cascade, which is what dequeue would do next anyway. */
-	s = carousel_wheel_first(w, div_u64(now, w->gran), &wake);
+	/*
+	 * Peeking may cascade, which is what dequeue would do next anyway,
+	 * on the same budget: a slot is only cascaded once now has reached
+	 * it, when the watchdog armed for it is due, so a cascade this
+	 * leaves under way is taken up by that dequeue.  It is due now.
+	 */
+	s = carousel_wheel_first(w, div_u64(now, w->gran), &wake, &budget);
 	next = s ? carousel_skb_time(s->head) :
-		   wake == ~0ULL ? ~0ULL : wake * w->gran;
+	       wake == CAROUSEL_WHEEL_BUSY ? now :
+	       wake == ~0ULL ? ~0ULL : wake * w->gran;
+	st.cascades = w->cascades;
 	if (next != ~0ULL && q->rate)
 		next = max(next, q->ceil_next);
 	st.next_departure_ns = next == ~0ULL ? ~0ULL :

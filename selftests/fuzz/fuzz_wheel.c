@@ -197,7 +197,7 @@ static struct {
 	u64	ops, inputs, enq, sent, purged, rebuilds, cascades;
 	u64	drop_limit, drop_flow, drop_horizon, drop_class, caps;
 	u64	refused_enq, refused_rebuild, drop_rebuild_limit;
-	u64	wake_null, wake_head, max_pending;
+	u64	wake_null, wake_head, busy, max_pending;
 	double	t0;
 } st;
 
@@ -629,10 +629,11 @@ static void op_enqueue(struct fz *f)
 static bool dequeue_one(struct fz *f)
 {
 	struct carousel_wheel *w = f->w;
-	u64 nt = f->now / f->gran, wake = 0;
+	u64 nt = f->now / f->gran, wake = 0, moves;
+	u32 m, budget = 0, want;
 	struct carousel_slot *sl;
 	struct sk_buff *h, *b;
-	u32 m;
+	bool bounded = false;
 
 	st.ops++;
 	if (!w->count) {
@@ -641,10 +642,29 @@ static bool dequeue_one(struct fz *f)
 		f->wait = NONE;
 		return false;
 	}
-	sl = carousel_wheel_first(w, nt, &wake);
+	/* a cascade's budget: none, or a few moves, as the qdisc's */
+	if (src_chance(&f->in, 50)) {
+		budget = 1 + src_below(&f->in, 8);
+		bounded = true;
+	}
+	want = budget;
+	moves = w->cascades;
+	sl = carousel_wheel_first(w, nt, &wake, bounded ? &budget : NULL);
 	check_quiet();
 	CHECK(f->q.n, "wheel count %u, model empty", w->count);
+	CHECK(!bounded || w->cascades - moves <= want,
+	      "first() moved %llu packets on a budget of %u",
+	      w->cascades - moves, want);
 	m = f->q.id[0];
+	if (!sl && wake == CAROUSEL_WHEEL_BUSY) {
+		CHECK(bounded && !budget && w->casc_level,
+		      "first() busy with budget %u left, %s cascade",
+		      budget, w->casc_level ? "in a" : "no");
+		f->wait = f->now;	/* the qdisc reschedules at once */
+		st.busy++;
+		check_cursor(f);
+		return false;
+	}
 	if (!sl) {
 		CHECK(wake != NONE, "first() gave NULL and no wake with %u packets",
 		      w->count);
@@ -1025,12 +1045,18 @@ static void finish(struct fz *f)
 			w->cur);
 	if (src_chance(&f->in, 50)) {
 		u64 guard = (u64)f->q.n * (f->levels + 2) + 8;
+		u64 busy = (u64)f->q.n * f->levels + 8;
 
 		while (f->q.n) {
 			while (dequeue_one(f))
 				;
 			if (!f->q.n)
 				break;
+			if (f->wait == f->now && f->w->casc_level) {
+				/* a cascade on its budget: each step moves */
+				CHECK(busy--, "a cascade never ends");
+				continue;
+			}
 			CHECK(f->wait != NONE && f->wait > f->now,
 			      "%u packets left, watchdog at %llu, now %llu",
 			      f->q.n, f->wait, f->now);
@@ -1123,8 +1149,8 @@ static void print_stats(void)
 		st.refused_enq, st.refused_rebuild, st.drop_rebuild_limit,
 		st.caps);
 	fprintf(stderr,
-		"fuzz_wheel: dequeue stops: wake at a coarser slot=%llu, at a not-due head=%llu\n",
-		st.wake_null, st.wake_head);
+		"fuzz_wheel: dequeue stops: wake at a coarser slot=%llu, at a not-due head=%llu, cascade budget spent=%llu\n",
+		st.wake_null, st.wake_head, st.busy);
 }
 
 /*

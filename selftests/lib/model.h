@@ -179,19 +179,36 @@ static inline bool model_walk(const struct carousel_wheel *w,
 			const struct carousel_slot *sl = &l->slot[idx];
 			bool bit = l->map[idx / 64] & (1ULL << (idx % 64));
 			const struct sk_buff *b, *last = NULL;
+			/* the slot being cascaded: the cursor is its start */
+			bool casc = w->casc_level && lv == w->casc_level &&
+				    idx == w->casc_idx;
+
+			if (casc)
+				MODEL_CHECK(lv < w->levels &&
+					    !(w->cur & ((1ULL << (lv * CAROUSEL_LVL_BITS)) - 1)) &&
+					    model_slot(w->cur, lv) == idx && sl->head,
+					    "slot being cascaded: level %u slot %u (casc_level %u), cursor %llu not its start, or empty",
+					    lv, idx, w->casc_level, w->cur);
 
 			MODEL_CHECK(bit == !!sl->head,
 				    "level %u slot %u: map bit %d, head %p",
 				    lv, idx, bit, (void *)sl->head);
 			for (b = sl->head; b; b = b->next) {
+				u32 want;
 				u64 eff;
 
 				if (!visit(ctx, b, last, lv, idx, &eff))
 					return false;
-				MODEL_CHECK(model_level(w->levels, eff, w->cur) == lv &&
-					    model_slot(eff, lv) == idx,
-					    "packet %u (eff tick %llu) on level %u slot %u; cursor %llu puts it on level %u",
-					    b->id, eff, lv, idx, w->cur,
+				/* packets in the slot being cascaded wait there */
+				want = casc ? w->casc_level :
+					      model_level(w->levels, eff, w->cur);
+
+				MODEL_CHECK(want == lv && model_slot(eff, lv) == idx &&
+					    (!casc || (eff >= w->cur &&
+						       eff - w->cur < 1ULL << (lv * CAROUSEL_LVL_BITS))),
+					    "packet %u (eff tick %llu) on level %u slot %u%s; cursor %llu puts it on level %u",
+					    b->id, eff, lv, idx,
+					    casc ? " (being cascaded)" : "", w->cur,
 					    model_level(w->levels, eff, w->cur));
 				last = b;
 			}

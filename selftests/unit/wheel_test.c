@@ -482,7 +482,7 @@ static bool sim_dequeue(struct sim *s)
 		u64 wake = 0x1234, n = 0, due = 0;
 		u32 prev = 0;
 
-		sl = carousel_wheel_first(w, nt, &wake);
+		sl = carousel_wheel_first(w, nt, &wake, NULL);
 		REQUIRE(no_warn(s), "first(now_tick %llu) WARNed; count %u cursor %llu",
 			nt, w->count, w->cur);
 		REQUIRE(w->count == s->heap[0].n, "count %u, model %u", w->count, s->heap[0].n);
@@ -888,10 +888,10 @@ static void t_empty(const void *arg)
 		      "init: count %u cursor %llu cascades %llu", w->count, w->cur, w->cascades);
 		for (u32 lv = 0; lv < L; lv++)
 			CHECK(!w->lvl[lv].summary, "init left level %u summary set", lv);
-		sl = carousel_wheel_first(w, now / c->gran, &wake);
+		sl = carousel_wheel_first(w, now / c->gran, &wake, NULL);
 		CHECK(!sl && wake == NONE, "first: slot %p wake %llu", (void *)sl, wake);
 		wake = 0;
-		sl = carousel_wheel_first(w, NONE, &wake);
+		sl = carousel_wheel_first(w, NONE, &wake, NULL);
 		CHECK(!sl && wake == NONE, "first(~0): slot %p wake %llu", (void *)sl, wake);
 		CHECK(!carousel_wheel_pop_first(w), "pop_first returned a packet");
 		CHECK(w->count == 0 && w->cur == now / c->gran,
@@ -1340,13 +1340,13 @@ static void t_one_level_ring(const void *arg)
 	    carousel_wheel_levels(g, NS_PER_MS));
 	w = wheel_alloc(1, g, 1000ULL * g);
 	CHECK(carousel_wheel_insert(w, &a, a.time), "insert refused");
-	sl = carousel_wheel_first(w, 1000, &wake);
+	sl = carousel_wheel_first(w, 1000, &wake, NULL);
 	CHECK(kshim_warns == warns, "first(now_tick 1000) WARNed");
 	CHECK((sl && sl->head == &a) || (!sl && wake > 1000 && wake <= 1030),
 	      "first(now_tick 1000): slot %p, wake %llu (want the packet's slot, or NULL and 1000 < wake <= 1030)",
 	      (void *)sl, wake);
 	warns = kshim_warns;
-	sl = carousel_wheel_first(w, 1030, &wake);
+	sl = carousel_wheel_first(w, 1030, &wake, NULL);
 	CHECK(kshim_warns == warns, "first(now_tick 1030) WARNed");
 	CHECK(sl && sl->head == &a, "first(now_tick 1030): slot %p wake %llu count %u (want the packet)",
 	      (void *)sl, wake, w->count);
@@ -1448,7 +1448,7 @@ static void t_cost(const void *arg)
 		now += 1 + rnd_below(&r, 2 * dt);
 		nt = now / g;
 		for (;;) {
-			struct carousel_slot *sl = carousel_wheel_first(w, nt, &wake);
+			struct carousel_slot *sl = carousel_wheel_first(w, nt, &wake, NULL);
 			struct sk_buff *b;
 
 			if (!sl) {
@@ -1501,6 +1501,97 @@ static void t_cost(const void *arg)
 	CHECK(rel_window && casc1 - casc0 <= (u64)(L - 1) * rel_window,
 	      "cascades/release %.3f > %u", (double)(casc1 - casc0) / rel_window, L - 1);
 	CHECK(total_moves == w->cascades, "moves %llu != cascades %llu", total_moves, w->cascades);
+out:
+	free(pool);
+	free(w);
+}
+
+/*
+ * A cascade on a budget: a million packets stamped for one instant sit in
+ * one top-level slot; the cursor reaches it, and each call of first()
+ * moves at most the budget.  Packets inserted meanwhile, due ones and
+ * ones inside the slot's span before, at and after the crowd's instant,
+ * come out in (tick, insertion) order with the rest: one at the crowd's
+ * instant after all of the crowd, which it would overtake if it went
+ * straight to a level below.
+ */
+static void t_bounded_cascade(const void *arg)
+{
+	const u32 N = 1 << 20, B = 128, extra = 4 * 64;
+	u32 g = 1000, L = carousel_wheel_levels(g, 10 * NS_PER_S), top = L - 1;
+	u64 now = 1000 * NS_PER_S, nt = now / g, start, T, last_tick = 0;
+	u64 calls = 0, busy = 0, max_moves = 0, last_seq = 0, out = 0, seq = 0;
+	struct carousel_wheel *w = wheel_alloc(L, g, now);
+	struct sk_buff *pool = calloc(N + extra, sizeof(*pool));
+	u32 added = 0;
+
+	(void)arg;
+	ctx("bounded cascade N=%u budget=%u levels=%u", N, B, L);
+	/* two top-level slots on: the crowd lands on the top level */
+	start = ((nt >> carousel_shift(top)) + 2) << carousel_shift(top);
+	T = (start + 12345) * g;
+	for (u32 i = 0; i < N; i++) {
+		pool[i].id = i;
+		pool[i].flow = seq++;
+		pool[i].time = T;
+		if (!CHECK(carousel_wheel_insert(w, &pool[i], T), "fill refused"))
+			goto out;
+	}
+	now = T + NS_PER_S;
+	nt = now / g;
+	while (w->count) {
+		u64 c0 = w->cascades, wake, tick;
+		u32 budget = B;
+		struct carousel_slot *sl = carousel_wheel_first(w, nt, &wake, &budget);
+		struct sk_buff *b;
+
+		calls++;
+		if (w->cascades - c0 > max_moves)
+			max_moves = w->cascades - c0;
+		if (!CHECK(w->cascades - c0 <= B, "one call moved %llu", w->cascades - c0))
+			goto out;
+		if (!sl) {
+			if (!CHECK(wake == CAROUSEL_WHEEL_BUSY && w->casc_level && !budget,
+				   "NULL with wake %llu (now's tick %llu, cursor %llu), count %u",
+				   wake, nt, w->cur, w->count))
+				goto out;
+			busy++;
+			/*
+			 * Now and then, one due, one early, one at the
+			 * crowd's own instant (it must leave after the whole
+			 * crowd) and one late in the slot.
+			 */
+			if (busy % 2048 == 1 && added + 4 <= extra) {
+				u64 t[4] = { now - NS_PER_S * 100, T - 5000 * g, T, T + 7 * g };
+
+				for (u32 k = 0; k < 4; k++, added++) {
+					struct sk_buff *x = &pool[N + added];
+
+					x->id = N + added;
+					x->flow = seq++;
+					x->time = t[k];
+					if (!CHECK(carousel_wheel_insert(w, x, t[k]), "insert refused"))
+						goto out;
+				}
+			}
+			continue;
+		}
+		b = carousel_wheel_pop(w, sl);
+		tick = max(b->time / g, w->cur);
+		if (!CHECK(out == 0 || tick > last_tick ||
+			   (tick == last_tick && b->flow > last_seq),
+			   "packet %u (tick %llu seq %u) after tick %llu seq %llu",
+			   b->id, tick, b->flow, last_tick, last_seq))
+			goto out;
+		last_tick = tick;
+		last_seq = b->flow;
+		out++;
+	}
+	diag("%u + %u packets: %llu calls, %llu on a spent budget, at most %llu moves a call, %llu moves in all",
+	     N, added, calls, busy, max_moves, w->cascades);
+	CHECK(out == N + added && added > 0, "%llu packets out of %u", out, N + added);
+	CHECK(busy >= (u64)N / B, "only %llu calls on a spent budget", busy);
+	CHECK(max_moves == B, "at most %llu moves a call", max_moves);
 out:
 	free(pool);
 	free(w);
@@ -1719,6 +1810,7 @@ int main(int argc, char **argv)
 	for (u32 i = 0; i < 2; i++)
 		add(t_cost, &cost_n[i], "cascades_per_packet_steady_%s",
 		    cost_n[i] == 1000 ? "1K" : "1M");
+	add(t_bounded_cascade, NULL, "cascade_budget_1M_in_one_slot");
 
 	catch_fatal();
 	printf("TAP version 13\n1..%u\n", ntests);
