@@ -31,12 +31,32 @@
 #            the backlog, so the host leaves pktgen's own function out of
 #            this load's counts (insnreport.py).
 #
+#   crowd    carousel alone: for each size C (a multiple of 64), C
+#            packets from 64 ports (one class of 10 Gbit, limit C + 1000,
+#            flow_limit 65535, horizon 40s), those of 63 ports stamped by
+#            the clsact program (classifier_crowd) for one instant, so
+#            that they all wait in one slot of the wheel's top level and
+#            then come due at once: the worst case for one dequeue.  (The
+#            other port's packets leave at once, pktgen's last among them:
+#            pktgen waits for it; see CROWD_FREE in prio.bpf.c.)  function_graph times every
+#            carousel_dequeue() call longer than CROWD_THRESH_US of guest
+#            time, which under -icount shift=0 is instructions: one ns per
+#            instruction while the guest runs (a window spinning in
+#            userspace, insnmark -spin, before the crowds, checks that).
+#
 # Each run is one counting window (insnmark around pktgen's `start`); the
 # qdiscs take turns, in an order rotated per repetition.  Writes to OUTDIR:
 #
 #   plan.txt      one line per window, in order:
 #                 LOAD HASH N QDISC PACKETS REP SENT
-#                 (REP -1: warm-up; SENT: what left the device meanwhile)
+#                 (REP -1: warm-up or crowd; SENT: what left the device
+#                 meanwhile)
+#   crowd.txt     one line per crowd size:
+#                 crowd PACKETS SENT WINDOW WINDOW_NS DEQUEUES MAX_NS
+#                 THRESH_NS OVERRUN (WINDOW: the spinning window, from
+#                 0, and WINDOW_NS its guest time; DEQUEUES: the calls
+#                 over THRESH_NS; MAX_NS: the longest; OVERRUN: trace
+#                 events lost)
 #   kallsyms.txt  /proc/kallsyms, for the per-function breakdown
 #   done          written last
 #
@@ -50,8 +70,10 @@
 # CAROUSEL_INSN_REPS (3), CAROUSEL_INSN_HASH ("nohash hash": the backlog
 # load, after them, keeps the programs of the last),
 # CAROUSEL_INSN_BACKLOG_N (10000; 0: no backlog load),
-# CAROUSEL_INSN_BACKLOG_PKTS (20000).  Exit 1 if something could not be
-# set up; never for a figure.
+# CAROUSEL_INSN_BACKLOG_PKTS (20000), CAROUSEL_INSN_CROWD (crowd sizes,
+# multiples of 64, "262144 1048576"; "": none; the guest needs about
+# 1 KiB per packet).
+# Exit 1 if something could not be set up; never for a figure.
 set -u
 
 OUTDIR=$1
@@ -75,6 +97,10 @@ HASHES=${CAROUSEL_INSN_HASH:-nohash hash}
 BACKLOG_N=${CAROUSEL_INSN_BACKLOG_N:-10000}
 BACKLOG_PKTS=${CAROUSEL_INSN_BACKLOG_PKTS:-20000}
 BACKLOG_DELAY=200000		# ns between packets
+CROWD=${CAROUSEL_INSN_CROWD-262144 1048576}
+CROWD_THRESH_US=5
+CROWD_PERIOD=$((1 << 34))	# ns: CROWD_SHIFT of prio.bpf.c
+TRACING=/sys/kernel/tracing
 
 TMPD=$(mktemp -d /tmp/insnbench.XXXXXX)
 trap 'rm -rf "$TMPD"' EXIT
@@ -82,6 +108,7 @@ mkfifo "$TMPD/nap" && exec 9<>"$TMPD/nap" || die "fifo"
 
 rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR" || die "$OUTDIR"
+: >"$OUTDIR/plan.txt"
 [ -x "$MARK" ] || die "$MARK missing (insnbench.sh builds it)"
 [ -r "$BPF_OBJ" ] || die "$BPF_OBJ missing"
 [ "$(nproc)" = 1 ] || die "one vCPU only: the plugin's counters are not atomic"
@@ -145,6 +172,75 @@ backlogged() {
 	window backlog hash "$BACKLOG_N" "$1" "$2" "$3" "$BACKLOG_DELAY"
 }
 
+# crowd C: C packets due at one instant through b_carousel; the longest
+# dequeues.
+crowd() {
+	local dev=b_carousel T=$TRACING up phase tx0 tx1 i l
+	local max=0 calls=0 overrun=0 d
+
+	[ $(($1 % 64)) = 0 ] || die "crowd $1: not a multiple of 64"
+	tc qdisc del dev "$dev" root 2>/dev/null
+	tc qdisc add dev "$dev" root handle 1: carousel default 1 \
+		limit $(($1 + 1000)) flow_limit 65535 horizon 40s &&
+		tc class add dev "$dev" parent 1: classid 1:1 carousel rate 10gbit ||
+		die "carousel for the crowd"
+	tc filter del dev "$dev" egress 2>/dev/null
+	tc filter add dev "$dev" egress bpf direct-action obj "$BPF_OBJ" \
+		sec classifier_crowd || die "egress program classifier_crowd"
+	pg_device "$dev" "$1" 64 0
+	echo 0 >"$T/tracing_on" &&
+		echo nop >"$T/current_tracer" &&
+		echo carousel_dequeue >"$T/set_ftrace_filter" &&
+		echo carousel_dequeue >"$T/set_graph_function" &&
+		echo 1 >"$T/max_graph_depth" &&
+		echo "$CROWD_THRESH_US" >"$T/tracing_thresh" &&
+		echo 8192 >"$T/buffer_size_kb" &&
+		echo function_graph >"$T/current_tracer" &&
+		echo >"$T/trace" || die "function_graph on carousel_dequeue"
+	# Start early in a period (/proc/uptime: boot time, in 10 ms), so
+	# that the whole crowd is stamped for the same instant.
+	for ((i = 0; i < 1000; i++)); do
+		read -r up _ </proc/uptime
+		up=${up/./}
+		phase=$(((10#$up * 10000000) % CROWD_PERIOD))
+		[ "$phase" -gt 100000000 ] && [ "$phase" -lt 1000000000 ] && break
+		nap
+	done
+	echo 1 >"$T/tracing_on"
+	read -r tx0 <"/sys/class/net/$dev/statistics/tx_packets"
+	"$MARK" "$PG/pgctrl" start || die "insnmark: pktgen start on $dev"
+	pg_wait "$dev" done
+	# The crowd leaves two periods on, within seconds of each other.
+	for ((i = 0; i < 12000; i++)); do
+		read -r tx1 <"/sys/class/net/$dev/statistics/tx_packets"
+		[ $((tx1 - tx0)) -lt "$1" ] || break
+		nap
+	done
+	echo 0 >"$T/tracing_on"
+	echo "crowd hash 64 carousel $1 -1 $((tx1 - tx0))" >>"$OUTDIR/plan.txt"
+	# function_graph's return lines: "... 12.345 us | } /* carousel_dequeue ..."
+	while IFS= read -r l; do
+		case $l in *carousel_dequeue*) ;; *) continue ;; esac
+		d=${l%% us*}
+		d=${d##* }
+		case $d in *.*) ;; *) continue ;; esac
+		d=$((10#${d%.*} * 1000 + 10#${d#*.}))
+		calls=$((calls + 1))
+		[ "$d" -gt "$max" ] && max=$d
+	done <"$T/trace"
+	while IFS= read -r l; do
+		case $l in overrun:*) overrun=$((overrun + ${l#overrun: })) ;; esac
+	done < <(cat "$T"/per_cpu/cpu*/stats)
+	echo nop >"$T/current_tracer"
+	echo 0 >"$T/tracing_thresh"
+	echo >"$T/set_ftrace_filter"
+	echo >"$T/set_graph_function"
+	echo "crowd $1 $((tx1 - tx0)) $spin_win $spin_ns $calls $max $((CROWD_THRESH_US * 1000)) $overrun" \
+		>>"$OUTDIR/crowd.txt"
+	echo "# insnbench: crowd of $1: $((tx1 - tx0)) sent, longest dequeue $max ns, $calls over ${CROWD_THRESH_US} us"
+	tc qdisc del dev "$dev" root
+}
+
 nq=${#QDISCS[@]}
 for h in $HASHES; do
 	egress "$h"
@@ -175,8 +271,22 @@ if [ "$BACKLOG_N" -gt 0 ]; then
 	done
 	echo "# insnbench: backlogged, $BACKLOG_N classes: done"
 fi
-pg kpktgend_0 rem_device_all
+# (before the crowd's program replaces one: its windows need no names)
 cp /proc/kallsyms "$OUTDIR/kallsyms.txt"
+if [ -n "$CROWD" ]; then
+	[ -e "$TRACING/trace" ] || mount -t tracefs nodev "$TRACING" ||
+		die "tracefs"
+	: >"$OUTDIR/crowd.txt"
+	# guest ns against instructions, in a window that never idles
+	spin_win=$(wc -l <"$OUTDIR/plan.txt")
+	spin_ns=$("$MARK" -spin 100000000) || die "insnmark -spin"
+	spin_ns=${spin_ns#ns }
+	echo "spin none 1 noqueue 0 -1 0" >>"$OUTDIR/plan.txt"
+	for c in $CROWD; do
+		crowd "$c"
+	done
+fi
+pg kpktgend_0 rem_device_all
 for q in "${QDISCS[@]}"; do
 	ip link del "b_$q"
 done

@@ -39,6 +39,8 @@ RES=$(mktemp -d "$(bash scripts/lib/vm.sh --results-base)/insn.XXXXXX")
 export CAROUSEL_RESULTS=$RES
 export CAROUSEL_VM_CPUS=1 CAROUSEL_VM_RETRY_CPUS=1
 export CAROUSEL_VM_APPEND=nokaslr
+# the crowd of a million packets holds about 1 GiB
+export CAROUSEL_VM_MEM=${CAROUSEL_VM_MEM:-4G}
 export CAROUSEL_VM_QEMU_OPTS="-icount shift=0,sleep=off -plugin $so,out=$RES/windows.txt,pertb=on"
 if [ -n "$SMOKE" ]; then
 	export CAROUSEL_INSN_CLASSES=${CAROUSEL_INSN_CLASSES:-1 100}
@@ -47,6 +49,7 @@ if [ -n "$SMOKE" ]; then
 	export CAROUSEL_INSN_HASH=${CAROUSEL_INSN_HASH:-hash}
 	export CAROUSEL_INSN_BACKLOG_N=${CAROUSEL_INSN_BACKLOG_N:-50}
 	export CAROUSEL_INSN_BACKLOG_PKTS=${CAROUSEL_INSN_BACKLOG_PKTS:-500}
+	export CAROUSEL_INSN_CROWD=${CAROUSEL_INSN_CROWD-16384}
 fi
 
 echo "insnbench: $kver, one vCPU, QEMU's -icount and $so"
@@ -59,5 +62,6 @@ if [ "$VMR_RC" != 0 ] || [ ! -e "$RES/insn/done" ]; then
 fi
 echo "insnbench: the VM took $(( $(date +%s) - t0 )) s"
 python3 scripts/bench/insnreport.py --plan "$RES/insn/plan.txt" --windows "$RES/windows.txt" \
-	--kallsyms "$RES/insn/kallsyms.txt" --kernel "$kver" --json "$OUT/insn.json" --md "$OUT/insn.md"
+	--kallsyms "$RES/insn/kallsyms.txt" --crowd "$RES/insn/crowd.txt" \
+	--kernel "$kver" --json "$OUT/insn.json" --md "$OUT/insn.md"
 echo "insnbench: results in $OUT/insn.json and $OUT/insn.md"

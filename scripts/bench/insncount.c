@@ -12,15 +12,21 @@
  * mode, and compilers do not emit them.  insnmark.c executes them around
  * the work to be counted.  For every window closed, one line goes to FILE:
  *
- *   window N insns COUNT
+ *   window N insns COUNT rep REP
  *
  * and with pertb=on, before it, one line per translated block that ran in
  * the window:
  *
- *   tb VADDR NINSNS EXECS
+ *   tb VADDR NINSNS EXECS [rep]
  *
  * (VADDR in hex; NINSNS x EXECS instructions), for a breakdown by the
  * guest's /proc/kallsyms.
+ *
+ * A string instruction with a rep prefix (rep stos, rep movs, ...) is a
+ * block of its own that QEMU runs once per iteration: a 4 KiB page
+ * cleared by `rep stosb' counts 4096.  Those blocks are marked "rep", and
+ * REP is how many of COUNT they made, so that a reader can count such an
+ * instruction as the one instruction it is, or as its iterations.
  *
  * Counting: an inline add of the block's instruction count at the entry
  * of every block (one vCPU: the inline counter is not atomic), so a block
@@ -47,10 +53,13 @@ struct block {
 	uint64_t ninsns;
 	uint64_t execs;		/* inline counter */
 	uint64_t execs_open;	/* execs when the window opened */
+	bool rep;		/* a lone rep-prefixed string instruction */
 };
 
 static uint64_t insns;		/* inline counter: all blocks */
 static uint64_t insns_open;
+static uint64_t reps;		/* inline counter: rep string blocks */
+static uint64_t reps_open;
 static bool in_window;
 static unsigned long windows;
 static bool per_block;
@@ -70,8 +79,9 @@ static void report(gpointer key, gpointer value, gpointer data)
 	struct block *b = value;
 
 	if (b->execs != b->execs_open)
-		fprintf(out, "tb %" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
-			b->vaddr, b->ninsns, b->execs - b->execs_open);
+		fprintf(out, "tb %" PRIx64 " %" PRIu64 " %" PRIu64 "%s\n",
+			b->vaddr, b->ninsns, b->execs - b->execs_open,
+			b->rep ? " rep" : "");
 }
 
 static void on_open(unsigned int vcpu, void *udata)
@@ -80,6 +90,7 @@ static void on_open(unsigned int vcpu, void *udata)
 	if (per_block)
 		g_hash_table_foreach(blocks, snapshot, NULL);
 	insns_open = insns;
+	reps_open = reps;
 	in_window = true;
 	g_mutex_unlock(&lock);
 }
@@ -91,8 +102,8 @@ static void on_close(unsigned int vcpu, void *udata)
 		windows++;
 		if (per_block)
 			g_hash_table_foreach(blocks, report, NULL);
-		fprintf(out, "window %lu insns %" PRIu64 "\n", windows,
-			insns - insns_open);
+		fprintf(out, "window %lu insns %" PRIu64 " rep %" PRIu64 "\n",
+			windows, insns - insns_open, reps - reps_open);
 		fflush(out);
 	}
 	in_window = false;
@@ -105,15 +116,49 @@ static bool is_mark(struct qemu_plugin_insn *insn, const unsigned char *m)
 	       !memcmp(qemu_plugin_insn_data(insn), m, 3);
 }
 
+/*
+ * A string instruction (movs, cmps, stos, lods, scas, ins, outs) with a
+ * rep/repne prefix, among any other prefixes (operand and address size,
+ * segment, REX)?
+ */
+static bool is_rep_string(struct qemu_plugin_insn *insn)
+{
+	const unsigned char *p = qemu_plugin_insn_data(insn);
+	size_t i, n = qemu_plugin_insn_size(insn);
+	bool rep = false;
+
+	for (i = 0; i < n; i++) {
+		unsigned char b = p[i];
+
+		if (b == 0xf2 || b == 0xf3)
+			rep = true;
+		else if (b == 0x66 || b == 0x67 || b == 0x2e || b == 0x36 ||
+			 b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65 ||
+			 (b >= 0x40 && b <= 0x4f))
+			continue;
+		else
+			return rep && i == n - 1 &&
+			       ((b >= 0xa4 && b <= 0xa7) ||
+				(b >= 0xaa && b <= 0xaf) ||
+				(b >= 0x6c && b <= 0x6f));
+	}
+	return false;
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb), i;
+	bool rep = n == 1 && is_rep_string(qemu_plugin_tb_get_insn(tb, 0));
 
 	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 						 &insns, n);
+	if (rep)
+		qemu_plugin_register_vcpu_tb_exec_inline(tb,
+			QEMU_PLUGIN_INLINE_ADD_U64, &reps, 1);
 	if (per_block) {
 		uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
-		char *key = g_strdup_printf("%" PRIx64 "/%zu", vaddr, n);
+		char *key = g_strdup_printf("%" PRIx64 "/%zu%s", vaddr, n,
+					    rep ? "r" : "");
 		struct block *b;
 
 		g_mutex_lock(&lock);
@@ -122,6 +167,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			b = g_new0(struct block, 1);
 			b->vaddr = vaddr;
 			b->ninsns = n;
+			b->rep = rep;
 			g_hash_table_insert(blocks, key, b);
 		} else {
 			g_free(key);

@@ -10,6 +10,13 @@
  * Section "classifier_hash" also sets skb->hash from the source port, as
  * a socket's txhash or a NIC's RSS hash would be, so that fq and carousel
  * skip the flow dissector (the instruction count reports both).
+ *
+ * Section "classifier_crowd" does as "classifier_hash" and stamps every
+ * packet with one EDT time: the start of the period of 2^CROWD_SHIFT ns
+ * after the one the packet is sent in, so that every packet sent within
+ * one period waits for the same instant (the instruction count's worst
+ * single dequeue, insnbench-guest.sh).  Packets from port CROWD_FREE go
+ * unstamped: pktgen's last packet, which it waits for, leaves at once.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -25,8 +32,17 @@ static inline unsigned short be16_to_host(unsigned short x)
 	return (unsigned short)((x >> 8) | (x << 8));
 }
 
-/* The helper by its number in enum bpf_func_id (BPF_FUNC_set_hash). */
+/* Helpers by their numbers in enum bpf_func_id. */
+static unsigned long long (*ktime_get_ns)(void) = (void *)5;	/* BPF_FUNC_ktime_get_ns */
 static long (*set_hash)(struct __sk_buff *skb, unsigned int hash) = (void *)48;
+
+#define CROWD_SHIFT	34	/* about 17.2 s (insnbench-guest.sh) */
+/*
+ * The port of pktgen's last packet when it cycles through ports 1..64 and
+ * sends a multiple of 64: it moves the port on before every packet, its
+ * first included, so the first comes from port 2 and every 64th from 1.
+ */
+#define CROWD_FREE	1
 
 static inline int bench_udp_port(struct __sk_buff *skb)
 {
@@ -63,6 +79,21 @@ int bench_prio_hash(struct __sk_buff *skb)
 		skb->priority = 0x10000 | port;
 		/* any well-spread nonzero value: a multiplicative hash */
 		set_hash(skb, (unsigned int)port * 2654435761u | 1);
+	}
+	return TC_ACT_OK;
+}
+
+SEC("classifier_crowd")
+int bench_prio_crowd(struct __sk_buff *skb)
+{
+	int port = bench_udp_port(skb);
+
+	if (port >= 0) {
+		skb->priority = 0x10000 | port;
+		set_hash(skb, (unsigned int)port * 2654435761u | 1);
+		if (port != CROWD_FREE)
+			skb->tstamp = ((ktime_get_ns() >> CROWD_SHIFT) + 2) <<
+				      CROWD_SHIFT;
 	}
 	return TC_ACT_OK;
 }
