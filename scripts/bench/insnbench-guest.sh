@@ -175,8 +175,8 @@ backlogged() {
 # crowd C: C packets due at one instant through b_carousel; the longest
 # dequeues.
 crowd() {
-	local dev=b_carousel T=$TRACING up phase tx0 tx1 i l
-	local max=0 calls=0 overrun=0 d
+	local dev=b_carousel T=$TRACING up phase period tx0 tx1 i l
+	local max=0 calls=0 overrun=0 d f
 
 	[ $(($1 % 64)) = 0 ] || die "crowd $1: not a multiple of 64"
 	tc qdisc del dev "$dev" root 2>/dev/null
@@ -194,11 +194,13 @@ crowd() {
 		echo carousel_dequeue >"$T/set_graph_function" &&
 		echo 1 >"$T/max_graph_depth" &&
 		echo "$CROWD_THRESH_US" >"$T/tracing_thresh" &&
+		echo mono >"$T/trace_clock" &&
 		echo 8192 >"$T/buffer_size_kb" &&
 		echo function_graph >"$T/current_tracer" &&
 		echo >"$T/trace" || die "function_graph on carousel_dequeue"
-	# Start early in a period (/proc/uptime: boot time, in 10 ms), so
-	# that the whole crowd is stamped for the same instant.
+	# Start early in a period (/proc/uptime: boot time, in 10 ms, which
+	# is monotonic time in a guest that never suspends), and end in it,
+	# so that the whole crowd is stamped for the same instant.
 	for ((i = 0; i < 1000; i++)); do
 		read -r up _ </proc/uptime
 		up=${up/./}
@@ -206,10 +208,16 @@ crowd() {
 		[ "$phase" -gt 100000000 ] && [ "$phase" -lt 1000000000 ] && break
 		nap
 	done
+	[ "$i" -lt 1000 ] || die "crowd $1: no period started"
+	period=$(((10#$up * 10000000) / CROWD_PERIOD))
 	echo 1 >"$T/tracing_on"
 	read -r tx0 <"/sys/class/net/$dev/statistics/tx_packets"
 	"$MARK" "$PG/pgctrl" start || die "insnmark: pktgen start on $dev"
 	pg_wait "$dev" done
+	read -r up _ </proc/uptime
+	up=${up/./}
+	[ $(((10#$up * 10000000 + 10000000) / CROWD_PERIOD)) = "$period" ] ||
+		die "crowd $1: sent over two periods, so for two instants"
 	# The crowd leaves two periods on, within seconds of each other.
 	for ((i = 0; i < 12000; i++)); do
 		read -r tx1 <"/sys/class/net/$dev/statistics/tx_packets"
@@ -218,13 +226,19 @@ crowd() {
 	done
 	echo 0 >"$T/tracing_on"
 	echo "crowd hash 64 carousel $1 -1 $((tx1 - tx0))" >>"$OUTDIR/plan.txt"
-	# function_graph's return lines: "... 12.345 us | } /* carousel_dequeue ..."
+	# function_graph's return lines: "... 12.345 us | } /* carousel_dequeue
+	# ...": in us, with 7 digits in all, so fewer decimals from 10 ms up
+	# ("47510.25 us"), none from 1 s.
 	while IFS= read -r l; do
 		case $l in *carousel_dequeue*) ;; *) continue ;; esac
 		d=${l%% us*}
 		d=${d##* }
-		case $d in *.*) ;; *) continue ;; esac
-		d=$((10#${d%.*} * 1000 + 10#${d#*.}))
+		case $d in
+		*.*) f=${d#*.}000 ;;
+		*[0-9]) f=000 ;;
+		*) continue ;;
+		esac
+		d=$((10#${d%.*} * 1000 + 10#${f:0:3}))
 		calls=$((calls + 1))
 		[ "$d" -gt "$max" ] && max=$d
 	done <"$T/trace"
@@ -232,6 +246,7 @@ crowd() {
 		case $l in overrun:*) overrun=$((overrun + ${l#overrun: })) ;; esac
 	done < <(cat "$T"/per_cpu/cpu*/stats)
 	echo nop >"$T/current_tracer"
+	echo local >"$T/trace_clock"
 	echo 0 >"$T/tracing_thresh"
 	echo >"$T/set_ftrace_filter"
 	echo >"$T/set_graph_function"

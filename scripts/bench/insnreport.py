@@ -12,7 +12,9 @@ LOAD HASH N QDISC PACKETS REP SENT.  WINDOWS has, per window, the plugin's
 REP": REP of the COUNT instructions are iterations of rep-prefixed string
 instructions, which QEMU runs (and the plugin counts) once per iteration.
 Each figure is also given without them ("norep": such an instruction
-counted as none); the backlogged load's tables use that one, since its
+counted about once, its first iteration running in the block before it;
+the per-function breakdown still counts them all); the backlogged load's
+tables use that one, since its
 shapers' held packets pin page fragments whose pages are cleared by
 `rep stosb', 4 KiB a page.
 
@@ -65,8 +67,10 @@ def read_windows(path):
             if f[0] == "tb":
                 tbs[int(f[1], 16)] += int(f[2]) * int(f[3])
             elif f[0] == "window":
-                rep = int(f[5]) if len(f) > 5 and f[4] == "rep" else 0
-                out.append((int(f[3]), tbs, rep))
+                if len(f) < 6 or f[4] != "rep":
+                    raise SystemExit(f"insnreport: {path}: no rep count (a plugin older "
+                                     "than its source? scripts/build/qemu-plugin.sh rebuilds it)")
+                out.append((int(f[3]), tbs, int(f[5])))
                 tbs = defaultdict(int)
     return out
 
@@ -206,8 +210,8 @@ def main():
             qk, wk, sk = "qdisc_only_norep", "per_packet_norep", "spread_norep"
             extra = " rep iterations: htb / fq / carousel |"
             label = ("Backlogged: every class offered 1.2× its rate, 1500 B packets, skb->hash "
-                     "preset; pktgen's own function left out; rep string instructions counted "
-                     "as none, their iterations in the last column")
+                     "preset; pktgen's own function left out; a rep string instruction counted "
+                     "about once, its iterations in the last column")
         md += [f"**{label}**", "",
                f"| classes | noqueue | pfifo | fq_codel | fq | htb | carousel | ÷ htb | ÷ fq | {whole} | spread |"
                + extra,

@@ -111,8 +111,9 @@ pg_device() {
 	pg "$1" "dst_mac 02:00:00:00:00:02"
 	pg "$1" "udp_dst_min 9"
 	pg "$1" "udp_dst_max 9"
-	# pktgen cycles the port through [min, max): 1..N.  Each of the two
-	# also resets the current port: min last, so the first packet is 1:1.
+	# pktgen cycles the port through [min, max): 1..N, moving it on
+	# before every packet, from min (each of the two sets the current
+	# port: min last), so the first packet is 1:2 and every Nth 1:1.
 	pg "$1" "udp_src_max $(($3 > 1 ? $3 + 1 : 1))"
 	pg "$1" "udp_src_min 1"
 }
