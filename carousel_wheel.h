@@ -201,10 +201,11 @@ static inline void carousel_wheel_sync(struct carousel_wheel *w, u64 now)
 
 /*
  * Put skb in the slot for `time' (ns), inline: it is on every packet's
- * path.  A time before the cursor is due and goes to the cursor's slot.  Returns false, without linking skb, if
- * the time lies beyond what the ring can tell apart from the cursor; that
- * needs a cursor lagging by more than the horizon (a device stalled with
- * packets queued), and the caller drops the packet.
+ * path.  A time before the cursor is due and goes to the cursor's slot.
+ * Returns false, without linking skb, if the time lies beyond what the
+ * ring can tell apart from the cursor; that needs a cursor lagging by more
+ * than the horizon (a device stalled with packets queued), and the caller
+ * drops the packet.
  */
 static __always_inline bool carousel_wheel_insert(struct carousel_wheel *w,
 						  struct sk_buff *skb, u64 time)

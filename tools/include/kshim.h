@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/cdefs.h>	/* __always_inline */
 
 #define CAROUSEL_WHEEL_USER 1
 
@@ -55,9 +56,6 @@ static inline u64 div_u64(u64 dividend, u32 divisor)
 
 #define NSEC_PER_SEC	1000000000ULL
 #define unlikely(x)	__builtin_expect(!!(x), 0)
-#ifndef __always_inline		/* (glibc's <sys/cdefs.h> has one) */
-#define __always_inline	inline __attribute__((__always_inline__))
-#endif
 #define BIT(nr)		(1UL << (nr))
 
 static inline u64 div64_u64_rem(u64 dividend, u64 divisor, u64 *remainder)
