@@ -14,9 +14,8 @@ instructions, which QEMU runs (and the plugin counts) once per iteration.
 Each figure is also given without them ("norep": such an instruction
 counted about once, its first iteration running in the block before it;
 the per-function breakdown still counts them all); the backlogged load's
-tables use that one, since its
-shapers' held packets pin page fragments whose pages are cleared by
-`rep stosb', 4 KiB a page.
+tables use that one, since its shapers' held packets pin page fragments
+whose pages are cleared by `rep stosb', 4 KiB a page.
 
 Per packet = (window(2K) - window(K)) / K, for each repetition: what is
 the same in both runs (the marker program, pktgen's start and stop)
@@ -161,14 +160,14 @@ def main():
     for (ld, h, n, q), v in sorted(per.items()):
         med = statistics.median(v)
         nr = [x - y for x, y in zip(v, reps[(ld, h, n, q)])]
+        mnr = statistics.median(nr)
         results.append({"load": ld, "hash": h, "classes": n, "qdisc": q,
                         "per_packet": round(med, 1), "min": round(min(v), 1),
                         "max": round(max(v), 1), "reps": len(v),
                         "spread": round((max(v) - min(v)) / med, 5) if med else None,
                         "rep_iterations": round(statistics.median(reps[(ld, h, n, q)]), 1),
-                        "per_packet_norep": round(statistics.median(nr), 1),
-                        "spread_norep": round((max(nr) - min(nr)) / statistics.median(nr), 5)
-                        if statistics.median(nr) else None})
+                        "per_packet_norep": round(mnr, 1),
+                        "spread_norep": round((max(nr) - min(nr)) / mnr, 5) if mnr else None})
     idx = {(r["load"], r["hash"], r["classes"], r["qdisc"]): r for r in results}
     for r in results:
         base = idx.get((r["load"], r["hash"], r["classes"], "noqueue"))

@@ -70,8 +70,8 @@ int bench_prio(struct __sk_buff *skb)
 	return TC_ACT_OK;
 }
 
-SEC("classifier_hash")
-int bench_prio_hash(struct __sk_buff *skb)
+/* Priority 1:<port> and a hash from the port; returns the port, or -1. */
+static inline int bench_prio_and_hash(struct __sk_buff *skb)
 {
 	int port = bench_udp_port(skb);
 
@@ -80,21 +80,24 @@ int bench_prio_hash(struct __sk_buff *skb)
 		/* any well-spread nonzero value: a multiplicative hash */
 		set_hash(skb, (unsigned int)port * 2654435761u | 1);
 	}
+	return port;
+}
+
+SEC("classifier_hash")
+int bench_prio_hash(struct __sk_buff *skb)
+{
+	bench_prio_and_hash(skb);
 	return TC_ACT_OK;
 }
 
 SEC("classifier_crowd")
 int bench_prio_crowd(struct __sk_buff *skb)
 {
-	int port = bench_udp_port(skb);
+	int port = bench_prio_and_hash(skb);
 
-	if (port >= 0) {
-		skb->priority = 0x10000 | port;
-		set_hash(skb, (unsigned int)port * 2654435761u | 1);
-		if (port != CROWD_FREE)
-			skb->tstamp = ((ktime_get_ns() >> CROWD_SHIFT) + 2) <<
-				      CROWD_SHIFT;
-	}
+	if (port >= 0 && port != CROWD_FREE)
+		skb->tstamp = ((ktime_get_ns() >> CROWD_SHIFT) + 2) <<
+			      CROWD_SHIFT;
 	return TC_ACT_OK;
 }
 
