@@ -1112,8 +1112,15 @@ static void carousel_arm(struct carousel_sched_data *q, u64 expiry)
 	qdisc_watchdog_schedule_range_ns(&q->watchdog, expiry, q->timer_slack);
 }
 
-#define CAROUSEL_SETTLE_MAX	64	/* pending packets charged per dequeue */
-#define CAROUSEL_CASCADE_MAX	128	/* packets cascaded per dequeue */
+/*
+ * The work one dequeue may do before it hands the qdisc back, in packet
+ * moves of a cascade; charging a pending packet or holding a released one
+ * (carousel_settle(), carousel_release(): a class update and a wheel
+ * insert) counts as CAROUSEL_CHARGE_COST moves, about their cost in
+ * instructions (docs/design.md, "A cascade on a budget").
+ */
+#define CAROUSEL_DEQUEUE_BUDGET	128
+#define CAROUSEL_CHARGE_COST	4
 
 /* Drop skb, unlinked from the wheel, in dequeue. */
 static void carousel_drop_dequeued(struct Qdisc *sch, struct sk_buff *skb,
@@ -1241,11 +1248,10 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_wheel *w = q->wheel;
-	u32 budget = CAROUSEL_CASCADE_MAX;
+	u32 budget = CAROUSEL_DEQUEUE_BUDGET;
 	u64 now, wake, release = 0;
 	struct carousel_class *cl;
 	struct carousel_slot *slot;
-	unsigned int settled;
 	struct sk_buff *skb;
 
 	/*
@@ -1267,15 +1273,13 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	}
 
 	/*
-	 * Each turn sends, stops, or charges a pending packet (once each).
-	 * Charges and cascade moves are capped per call, as a qdisc run is
-	 * by dev_tx_weight: many packets stamped for one instant are charged
-	 * and cascaded over several calls, the qdisc rescheduled in between,
-	 * so that no call holds the root lock for the whole crowd.
+	 * Each turn sends, stops, or charges or holds a packet (once each).
+	 * Charges, holds and cascade moves share one budget per call, as a
+	 * qdisc run has dev_tx_weight: many packets stamped for one instant
+	 * are charged and cascaded over several calls, the qdisc rescheduled
+	 * in between, so that no call holds the root lock for the whole crowd.
 	 */
-	for (settled = 0;; settled++) {
-		if (unlikely(settled >= CAROUSEL_SETTLE_MAX))
-			goto resched;
+	for (;;) {
 		slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake,
 					    &budget);
 		if (!slot) {
@@ -1297,10 +1301,10 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 		}
 		if (carousel_cb(skb)->pending &&
 		    !carousel_settle(sch, slot, skb, now))
-			continue;
+			goto charged;
 		cl = carousel_cb(skb)->fl->cl;
 		if (cl && !carousel_release(sch, slot, skb, now, &release))
-			continue;
+			goto charged;
 		if (!carousel_ceiling_admit(q, skb, now)) {
 			wake = q->ceil_next;
 			break;
@@ -1313,6 +1317,10 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 		if (!w->count)
 			q->timer_expiry = 0;
 		return skb;
+charged:
+		if (unlikely(budget <= CAROUSEL_CHARGE_COST))
+			goto resched;
+		budget -= CAROUSEL_CHARGE_COST;
 	}
 	sch->qstats.overlimits++;
 	carousel_arm(q, wake);
@@ -1901,7 +1909,7 @@ cancel:
 static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
-	u32 budget = CAROUSEL_CASCADE_MAX;
+	u32 budget = CAROUSEL_DEQUEUE_BUDGET;
 	struct tc_carousel_xstats st = { };
 	struct carousel_wheel *w;
 	u64 now = ktime_get_ns();
