@@ -31,6 +31,22 @@
 #            the backlog, so the host leaves pktgen's own function out of
 #            this load's counts (insnreport.py).
 #
+#   tcp      real sockets: TCP_N TCP flows from this host to a listener
+#            in a network namespace through a veth pair (TSO and GSO
+#            off, so that a packet is one segment, the same number for
+#            every qdisc), flow i (from 1) with SO_PRIORITY 1:i (class
+#            1:i) and SO_MAX_PACING_RATE TCP_PACE + (i - 1) x TCP_STEP
+#            (rates apart, so that the flows do not keep in step): paced
+#            by TCP itself through noqueue, pfifo, fq_codel and htb, and
+#            by the qdisc through fq and carousel, which take over pacing
+#            (SK_PACING_FQ).  TCP_N classes of TCP_RATE (htb, carousel;
+#            fq's maxrate), which binds the fastest flows only.  A
+#            window (insnmark -tcp) holds the writes of TCP_BYTES (then
+#            2 x TCP_BYTES) per flow and everything until the last byte
+#            is acknowledged: the receiver's path and the ACKs too, the
+#            same through every qdisc, which noqueue's figure takes out.
+#            "Packets" are those the veth sent.
+#
 #   crowd    carousel alone: for each size C (a multiple of 64), C
 #            packets from 64 ports (one class of 10 Gbit, limit C + 1000,
 #            flow_limit 65535, horizon 40s), those of 63 ports stamped by
@@ -70,7 +86,8 @@
 # CAROUSEL_INSN_REPS (3), CAROUSEL_INSN_HASH ("nohash hash": the backlog
 # load, after them, keeps the programs of the last),
 # CAROUSEL_INSN_BACKLOG_N (10000; 0: no backlog load),
-# CAROUSEL_INSN_BACKLOG_PKTS (20000), CAROUSEL_INSN_CROWD (crowd sizes,
+# CAROUSEL_INSN_BACKLOG_PKTS (20000), CAROUSEL_INSN_TCP_N (100; 0: no
+# TCP load), CAROUSEL_INSN_TCP_BYTES (65536), CAROUSEL_INSN_CROWD (crowd sizes,
 # multiples of 64, "262144 1048576"; "": none; the guest needs about
 # 1 KiB per packet).
 # Exit 1 if something could not be set up; never for a figure.
@@ -97,6 +114,12 @@ HASHES=${CAROUSEL_INSN_HASH:-nohash hash}
 BACKLOG_N=${CAROUSEL_INSN_BACKLOG_N:-10000}
 BACKLOG_PKTS=${CAROUSEL_INSN_BACKLOG_PKTS:-20000}
 BACKLOG_DELAY=200000		# ns between packets
+TCP_N=${CAROUSEL_INSN_TCP_N:-100}
+TCP_BYTES=${CAROUSEL_INSN_TCP_BYTES:-65536}
+TCP_RATE=${CAROUSEL_INSN_TCP_RATE:-2000000}	# bit/s per class
+TCP_PACE=1000000		# bit/s of the first flow's pacing ...
+TCP_STEP=10000			# ... and more for each next flow
+TCP_PORT=5001
 CROWD=${CAROUSEL_INSN_CROWD-262144 1048576}
 CROWD_THRESH_US=5
 CROWD_PERIOD=$((1 << 34))	# ns: CROWD_SHIFT of prio.bpf.c
@@ -225,6 +248,9 @@ crowd() {
 		nap
 	done
 	echo 0 >"$T/tracing_on"
+	# Parsed from a copy: bash's reads of the trace file itself can split
+	# a line ("8.023 us" read as "023 us", 23 us), cp's cannot.
+	cp "$T/trace" "$OUTDIR/crowd-$1.trace" || die "copy of the trace"
 	echo "crowd hash 64 carousel $1 -1 $((tx1 - tx0))" >>"$OUTDIR/plan.txt"
 	# function_graph's return lines: "... 12.345 us | } /* carousel_dequeue
 	# ...": in us, with 7 digits in all, so fewer decimals from 10 ms up
@@ -241,7 +267,7 @@ crowd() {
 		d=$((10#${d%.*} * 1000 + 10#${f:0:3}))
 		calls=$((calls + 1))
 		[ "$d" -gt "$max" ] && max=$d
-	done <"$T/trace"
+	done <"$OUTDIR/crowd-$1.trace"
 	while IFS= read -r l; do
 		case $l in overrun:*) overrun=$((overrun + ${l#overrun: })) ;; esac
 	done < <(cat "$T"/per_cpu/cpu*/stats)
@@ -254,6 +280,54 @@ crowd() {
 		>>"$OUTDIR/crowd.txt"
 	echo "# insnbench: crowd of $1: $((tx1 - tx0)) sent, longest dequeue $max ns, $calls over ${CROWD_THRESH_US} us"
 	tc qdisc del dev "$dev" root
+}
+
+# tcp_setup: t_Q, a veth to p_Q in namespace tn_Q (10.77.K.1 -> .2),
+# for each qdisc Q (the K-th).
+tcp_setup() {
+	local k=0 q
+
+	for q in "${QDISCS[@]}"; do
+		k=$((k + 1))
+		ip netns add "tn_$q" &&
+			ip link add "t_$q" type veth peer name "p_$q" netns "tn_$q" &&
+			ip addr add "10.77.$k.1/24" dev "t_$q" &&
+			ip -n "tn_$q" addr add "10.77.$k.2/24" dev "p_$q" &&
+			ethtool -K "t_$q" tso off gso off >/dev/null &&
+			ip link set "t_$q" up && ip -n "tn_$q" link set "p_$q" up &&
+			ip -n "tn_$q" link set lo up || die "veth t_$q"
+	done
+}
+
+# tcp_window Q K BYTES REP: one counted run of the TCP load through t_Q
+# (the K-th qdisc), against a fresh listener that never reads, killed
+# after (so that the connections it holds go with it).
+tcp_window() {
+	local dev=t_$1 peer=10.77.$2.2 tx0 tx1 pid i l
+
+	ip netns exec "tn_$1" python3 -c '
+import signal, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.SOL_SOCKET, 33, 8 * int(sys.argv[3]))	# SO_RCVBUFFORCE
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(4096)
+signal.pause()' "$peer" "$TCP_PORT" "$3" &
+	pid=$!
+	for ((i = 0; i < 200; i++)); do
+		l=$(ip netns exec "tn_$1" ss -Hltn "sport = :$TCP_PORT")
+		[ -n "$l" ] && break
+		nap
+	done
+	[ -n "$l" ] || die "tcp listener in tn_$1"
+	read -r tx0 <"/sys/class/net/$dev/statistics/tx_packets"
+	"$MARK" -tcp "$peer" "$TCP_PORT" "$TCP_N" "$3" $((TCP_PACE / 8)) \
+		$((TCP_STEP / 8)) ||
+		die "insnmark -tcp through $1"
+	read -r tx1 <"/sys/class/net/$dev/statistics/tx_packets"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	echo "tcp hash $TCP_N $1 $((tx1 - tx0)) $4 $((tx1 - tx0))" >>"$OUTDIR/plan.txt"
 }
 
 nq=${#QDISCS[@]}
@@ -285,6 +359,27 @@ if [ "$BACKLOG_N" -gt 0 ]; then
 		done
 	done
 	echo "# insnbench: backlogged, $BACKLOG_N classes: done"
+fi
+if [ "$TCP_N" -gt 0 ]; then
+	tcp_setup
+	for ((k = 0; k < nq; k++)); do
+		q=${QDISCS[k]}
+		SETUP_DEV=t_$q setup_qdisc "$q" "$TCP_N" $((TCP_N * TCP_RATE)) ||
+			die "$q on t_$q"
+		tcp_window "$q" $((k + 1)) "$TCP_BYTES" -1
+	done
+	for ((r = 0; r < REPS; r++)); do
+		for ((k = 0; k < nq; k++)); do
+			i=$(((k + r) % nq))
+			q=${QDISCS[i]}
+			tcp_window "$q" $((i + 1)) "$TCP_BYTES" "$r"
+			tcp_window "$q" $((i + 1)) $((2 * TCP_BYTES)) "$r"
+		done
+	done
+	for q in "${QDISCS[@]}"; do
+		ip netns del "tn_$q"
+	done
+	echo "# insnbench: tcp, $TCP_N flows: done"
 fi
 # (before the crowd's program replaces one: its windows need no names)
 cp /proc/kallsyms "$OUTDIR/kallsyms.txt"

@@ -20,13 +20,35 @@
  * outside its markers.  Under -icount shift=0 the guest's clock advances
  * one ns per instruction while the guest runs, so T against the window's
  * count checks that a guest time can be read as instructions.
+ *
+ *   insnmark -tcp ADDR PORT N BYTES RATE STEP
+ *
+ * opens N TCP connections to ADDR:PORT, connection i (from 0) with
+ * SO_PRIORITY 0x10000 + i + 1 (class 1:i+1), SO_MAX_PACING_RATE
+ * RATE + i * STEP bytes/s (rates apart, so that the flows do not keep
+ * in step, which would let a qdisc send many on one timer) and a
+ * send buffer that takes BYTES at once; then, in a window, writes BYTES
+ * on each and waits until every byte is acknowledged, looking every
+ * 10 ms (a sleeping guest costs no instructions) at the first connection
+ * not yet done.  The connections are set up before the window and reset
+ * after it, so that no timer of theirs runs in a later window.  The
+ * receiver is the test's: a listener that never reads.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef SO_MAX_PACING_RATE
+#define SO_MAX_PACING_RATE 47
+#endif
 
 static inline void mark_open(void)
 {
@@ -36,6 +58,65 @@ static inline void mark_open(void)
 static inline void mark_close(void)
 {
 	__asm__ __volatile__("xchg %%cx, %%cx" ::: "memory");
+}
+
+static int tcp_flows(char **argv)
+{
+	unsigned long n = strtoul(argv[2], NULL, 0), i, done = 0;
+	unsigned long bytes = strtoul(argv[3], NULL, 0);
+	unsigned int rate = strtoul(argv[4], NULL, 0);
+	unsigned int step = strtoul(argv[5], NULL, 0);
+	struct linger reset = { .l_onoff = 1, .l_linger = 0 };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int sndbuf = 4 * bytes + (1 << 20), *fd;
+	struct timespec nap = { 0, 10000000 };
+	char *buf;
+	int left;
+
+	sa.sin_port = htons(strtoul(argv[1], NULL, 0));
+	if (inet_pton(AF_INET, argv[0], &sa.sin_addr) != 1 || !n || !bytes) {
+		fprintf(stderr, "insnmark: -tcp ADDR PORT N BYTES RATE STEP\n");
+		return 2;
+	}
+	fd = calloc(n, sizeof(*fd));
+	buf = calloc(1, bytes);
+	if (!fd || !buf)
+		return 1;
+	for (i = 0; i < n; i++) {
+		unsigned int pace = rate + i * step;
+		int prio = 0x10000 + i + 1;
+
+		fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd[i] < 0 ||
+		    setsockopt(fd[i], SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio)) ||
+		    setsockopt(fd[i], SOL_SOCKET, SO_MAX_PACING_RATE, &pace, sizeof(pace)) ||
+		    setsockopt(fd[i], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) ||
+		    setsockopt(fd[i], SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)) ||
+		    connect(fd[i], (struct sockaddr *)&sa, sizeof(sa))) {
+			perror("insnmark: tcp connection");
+			return 1;
+		}
+	}
+	mark_open();
+	for (i = 0; i < n; i++)
+		if (send(fd[i], buf, bytes, 0) != (ssize_t)bytes)
+			break;
+	for (done = 0; i == n && done < n;) {
+		if (ioctl(fd[done], SIOCOUTQ, &left) || left < 0)
+			break;
+		if (!left)
+			done++;
+		else
+			nanosleep(&nap, NULL);
+	}
+	mark_close();
+	if (i != n || done != n) {
+		perror("insnmark: tcp send");
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		close(fd[i]);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -59,8 +140,10 @@ int main(int argc, char **argv)
 		       t1.tv_nsec - t0.tv_nsec);
 		return 0;
 	}
+	if (argc == 8 && !strcmp(argv[1], "-tcp"))
+		return tcp_flows(argv + 2);
 	if (argc != 3) {
-		fprintf(stderr, "usage: insnmark FILE STRING | -spin N\n");
+		fprintf(stderr, "usage: insnmark FILE STRING | -spin N | -tcp ADDR PORT N BYTES RATE STEP\n");
 		return 2;
 	}
 	len = strlen(argv[2]);

@@ -7,7 +7,8 @@ windows (insnbench.sh).
                 [--crowd CROWD] --kernel KVER --json OUT.json --md OUT.md
 
 PLAN has one line per window, in the order they ran (insnbench-guest.sh):
-LOAD HASH N QDISC PACKETS REP SENT.  WINDOWS has, per window, the plugin's
+LOAD HASH N QDISC PACKETS REP SENT (for the TCP load PACKETS is SENT, the
+packets the veth sent).  WINDOWS has, per window, the plugin's
 "tb VADDR NINSNS EXECS [rep]" lines and then "window I insns COUNT rep
 REP": REP of the COUNT instructions are iterations of rep-prefixed string
 instructions, which QEMU runs (and the plugin counts) once per iteration.
@@ -211,6 +212,12 @@ def main():
             label = ("Backlogged: every class offered 1.2× its rate, 1500 B packets, skb->hash "
                      "preset; pktgen's own function left out; a rep string instruction counted "
                      "about once, its iterations in the last column")
+        if ld == "tcp":
+            whole = "whole ÷ pfifo"
+            label = ("Real sockets: paced TCP flows, one per class, the flow key the socket; "
+                     "per packet sent by the veth, the receiver and the ACKs included (noqueue "
+                     "takes them out); a rep string instruction counted about once, its "
+                     "iterations (the copies of the data) in the last column")
         md += [f"**{label}**", "",
                f"| classes | noqueue | pfifo | fq_codel | fq | htb | carousel | ÷ htb | ÷ fq | {whole} | spread |"
                + extra,
@@ -242,7 +249,8 @@ def main():
         b = breakdown.get(f"{ld}/{h}/{n}/carousel")
         if not b:
             continue
-        md += [f"carousel beyond noqueue, {'light load' if ld == 'light' else 'backlogged'}, {n:,} classes, "
+        load = {"light": "light load", "tcp": "TCP sockets"}.get(ld, "backlogged")
+        md += [f"carousel beyond noqueue, {load}, {n:,} classes, "
                f"{'hash preset' if h == 'hash' else 'no preset hash'}: "
                "instructions per packet by function (the largest 15 differences)", "",
                "| function | per packet |", "|---|---|"]

@@ -52,12 +52,12 @@ pg_wait() {
 	die "pktgen $1: not $2 after 300 s"
 }
 
-# setup_qdisc Q N [TOTAL_BIT]: the root qdisc of b_Q for N classes of
+# setup_qdisc Q N [TOTAL_BIT]: the root qdisc of b_Q (or SETUP_DEV) for N classes of
 # TOTAL_BIT / N bit/s each (default TOTAL_KBIT in all); fq gets that rate
 # as its maxrate per flow, and FQ_OPTS (if set) besides; carousel gets
 # CAROUSEL_OPTS.
 setup_qdisc() {
-	local q=$1 n=$2 dev=b_$1 r i
+	local q=$1 n=$2 dev=${SETUP_DEV:-b_$1} r i
 	r=$((${3:-$((TOTAL_KBIT * 1000))} / n))
 	tc qdisc del dev "$dev" root 2>/dev/null
 	case $q in
