@@ -32,20 +32,23 @@
 #            this load's counts (insnreport.py).
 #
 #   tcp      real sockets: TCP_N TCP flows from this host to a listener
-#            in a network namespace through a veth pair (TSO and GSO
-#            off, so that a packet is one segment, the same number for
-#            every qdisc), flow i (from 1) with SO_PRIORITY 1:i (class
+#            in a network namespace through a veth pair (gso_max_segs 1:
+#            TCP builds GSO packets whatever the device offloads, of a
+#            size that depends on the qdisc's pacing shift, and carousel
+#            splits what fq would queue whole; with one segment per
+#            packet every qdisc gets the same packets), flow i (from 1)
+#            with SO_PRIORITY 1:i (class
 #            1:i) and SO_MAX_PACING_RATE TCP_PACE + (i - 1) x TCP_STEP
 #            (rates apart, so that the flows do not keep in step): paced
 #            by TCP itself through noqueue, pfifo, fq_codel and htb, and
 #            by the qdisc through fq and carousel, which take over pacing
 #            (SK_PACING_FQ).  TCP_N classes of TCP_RATE (htb, carousel;
-#            fq's maxrate), which binds the fastest flows only.  A
+#            fq's maxrate), about the fastest flows' rate.  A
 #            window (insnmark -tcp) holds the writes of TCP_BYTES (then
 #            2 x TCP_BYTES) per flow and everything until the last byte
 #            is acknowledged: the receiver's path and the ACKs too, the
 #            same through every qdisc, which noqueue's figure takes out.
-#            "Packets" are those the veth sent.
+#            "Packets" are the data segments the flows sent (TCP_INFO).
 #
 #   crowd    carousel alone: for each size C (a multiple of 64), C
 #            packets from 64 ports (one class of 10 Gbit, limit C + 1000,
@@ -87,7 +90,8 @@
 # load, after them, keeps the programs of the last),
 # CAROUSEL_INSN_BACKLOG_N (10000; 0: no backlog load),
 # CAROUSEL_INSN_BACKLOG_PKTS (20000), CAROUSEL_INSN_TCP_N (100; 0: no
-# TCP load), CAROUSEL_INSN_TCP_BYTES (65536), CAROUSEL_INSN_CROWD (crowd sizes,
+# TCP load), CAROUSEL_INSN_TCP_BYTES (65536), CAROUSEL_INSN_TCP_RATE
+# (2000000, bit/s per class), CAROUSEL_INSN_CROWD (crowd sizes,
 # multiples of 64, "262144 1048576"; "": none; the guest needs about
 # 1 KiB per packet).
 # Exit 1 if something could not be set up; never for a figure.
@@ -289,11 +293,14 @@ tcp_setup() {
 
 	for q in "${QDISCS[@]}"; do
 		k=$((k + 1))
+		# (IPv6 off there too: see above)
 		ip netns add "tn_$q" &&
+			ip netns exec "tn_$q" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+				net.ipv6.conf.default.disable_ipv6=1 &&
 			ip link add "t_$q" type veth peer name "p_$q" netns "tn_$q" &&
 			ip addr add "10.77.$k.1/24" dev "t_$q" &&
 			ip -n "tn_$q" addr add "10.77.$k.2/24" dev "p_$q" &&
-			ethtool -K "t_$q" tso off gso off >/dev/null &&
+			ip link set "t_$q" gso_max_segs 1 &&
 			ip link set "t_$q" up && ip -n "tn_$q" link set "p_$q" up &&
 			ip -n "tn_$q" link set lo up || die "veth t_$q"
 	done
@@ -303,7 +310,7 @@ tcp_setup() {
 # (the K-th qdisc), against a fresh listener that never reads, killed
 # after (so that the connections it holds go with it).
 tcp_window() {
-	local dev=t_$1 peer=10.77.$2.2 tx0 tx1 pid i l
+	local dev=t_$1 peer=10.77.$2.2 tx0 tx1 pid i l segs
 
 	ip netns exec "tn_$1" python3 -c '
 import signal, socket, sys
@@ -314,20 +321,20 @@ s.bind((sys.argv[1], int(sys.argv[2])))
 s.listen(4096)
 signal.pause()' "$peer" "$TCP_PORT" "$3" &
 	pid=$!
-	for ((i = 0; i < 200; i++)); do
+	for ((i = 0; i < 6000; i++)); do
 		l=$(ip netns exec "tn_$1" ss -Hltn "sport = :$TCP_PORT")
 		[ -n "$l" ] && break
 		nap
 	done
 	[ -n "$l" ] || die "tcp listener in tn_$1"
 	read -r tx0 <"/sys/class/net/$dev/statistics/tx_packets"
-	"$MARK" -tcp "$peer" "$TCP_PORT" "$TCP_N" "$3" $((TCP_PACE / 8)) \
-		$((TCP_STEP / 8)) ||
-		die "insnmark -tcp through $1"
+	segs=$("$MARK" -tcp "$peer" "$TCP_PORT" "$TCP_N" "$3" $((TCP_PACE / 8)) \
+		$((TCP_STEP / 8))) || die "insnmark -tcp through $1"
+	segs=${segs#segs }
 	read -r tx1 <"/sys/class/net/$dev/statistics/tx_packets"
 	kill "$pid"
 	wait "$pid" 2>/dev/null
-	echo "tcp hash $TCP_N $1 $((tx1 - tx0)) $4 $((tx1 - tx0))" >>"$OUTDIR/plan.txt"
+	echo "tcp hash $TCP_N $1 $segs $4 $((tx1 - tx0))" >>"$OUTDIR/plan.txt"
 }
 
 nq=${#QDISCS[@]}

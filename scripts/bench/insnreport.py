@@ -7,8 +7,8 @@ windows (insnbench.sh).
                 [--crowd CROWD] --kernel KVER --json OUT.json --md OUT.md
 
 PLAN has one line per window, in the order they ran (insnbench-guest.sh):
-LOAD HASH N QDISC PACKETS REP SENT (for the TCP load PACKETS is SENT, the
-packets the veth sent).  WINDOWS has, per window, the plugin's
+LOAD HASH N QDISC PACKETS REP SENT (for the TCP load PACKETS is the data
+segments TCP sent, SENT all that the veth sent).  WINDOWS has, per window, the plugin's
 "tb VADDR NINSNS EXECS [rep]" lines and then "window I insns COUNT rep
 REP": REP of the COUNT instructions are iterations of rep-prefixed string
 instructions, which QEMU runs (and the plugin counts) once per iteration.
@@ -199,7 +199,8 @@ def main():
     md = [f"Guest instructions per packet, {a.kernel}, one boot (scripts/bench/insnbench.sh). "
           "Whole path for noqueue; the others qdisc only (minus noqueue). "
           "Spread: the largest (max - min) / median over the repetitions.", ""]
-    tables = sorted({(r["load"], r["hash"]) for r in results}, key=lambda x: (x[0] != "light", x[1]))
+    tables = sorted({(r["load"], r["hash"]) for r in results},
+                    key=lambda x: (x[0] != "light", x[0], x[1]))
     for ld, h in tables:
         if ld == "light":
             label = "Light load, " + ("skb->hash preset" if h == "hash" else "no preset hash")

@@ -235,11 +235,14 @@ def insn_section(out, lines, verdicts):
     for n in sorted({r["classes"] for r in doc["results"] if r["load"] == "tcp"}):
         c, f = (idx.get(("tcp", "hash", n, q)) for q in ("carousel", "fq"))
         k = "qdisc_only_norep"
-        if not (c and f) or c.get(k) is None or not f.get(k):
+        if not (c and f) or c.get(k) is None or f.get(k) is None:
             continue
-        rf = c[k] / f[k]
-        verdicts.append((f"instructions, TCP sockets, {n:,} paced flows in {n:,} classes: "
-                         "≤ 0.5× fq (qdisc only)", f"{rf:.2f}× fq", 0 <= rf <= 0.5))
+        what = f"instructions, TCP sockets, {n:,} paced flows in {n:,} classes: ≤ 0.5× fq (qdisc only)"
+        if f[k] <= 0:
+            # (no ratio to take: fq's pacing saves more than fq costs)
+            verdicts.append((what, f"carousel {c[k]:,.0f}, fq {f[k]:,.0f} over noqueue", None))
+            continue
+        verdicts.append((what, f"{c[k] / f[k]:.2f}× fq", c[k] <= 0.5 * f[k]))
     for n in sorted({r["classes"] for r in doc["results"]
                      if (r["load"], r["hash"]) == ("light", "hash")}):
         c, h, f, p = (idx.get(("light", "hash", n, q)) for q in ("carousel", "htb", "fq", "pfifo"))
