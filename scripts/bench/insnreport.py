@@ -216,7 +216,7 @@ def main():
         if ld == "tcp":
             whole = "whole ÷ pfifo"
             label = ("Real sockets: paced TCP flows, one per class, the flow key the socket; "
-                     "per packet sent by the veth, the receiver and the ACKs included (noqueue "
+                     "per data segment TCP sent, the receiver and the ACKs included (noqueue "
                      "takes them out); a rep string instruction counted about once, its "
                      "iterations (the copies of the data) in the last column")
         md += [f"**{label}**", "",

@@ -195,8 +195,9 @@ def insn_section(out, lines, verdicts):
               "",
               "The TCP load is real sockets: paced TCP flows (SO_MAX_PACING_RATE), one per "
               "class (SO_PRIORITY), from the guest to a listener in a network namespace "
-              "through a veth pair with TSO and GSO off, so that every qdisc sees the same "
-              "packets. Through noqueue, pfifo, fq_codel and htb TCP paces them itself, with "
+              "through a veth pair with gso_max_segs 1, so that every qdisc sees the same "
+              "packets (TCP builds GSO packets whatever the device offloads, sized by the "
+              "qdisc's pacing shift, and carousel splits what others queue whole). Through noqueue, pfifo, fq_codel and htb TCP paces them itself, with "
               "a timer; fq and carousel take pacing over (SK_PACING_FQ) and pace by the "
               "departure time TCP stamps. A window holds the flows' writes and everything up "
               "to the last acknowledgement, the receiver and the ACKs included, which "
