@@ -37,8 +37,7 @@
 #            size that depends on the qdisc's pacing shift, and carousel
 #            splits what fq would queue whole; with one segment per
 #            packet every qdisc gets the same packets), flow i (from 1)
-#            with SO_PRIORITY 1:i (class
-#            1:i) and SO_MAX_PACING_RATE TCP_PACE + (i - 1) x TCP_STEP
+#            with SO_PRIORITY 1:i (class 1:i) and SO_MAX_PACING_RATE TCP_PACE + (i - 1) x TCP_STEP
 #            (rates apart, so that the flows do not keep in step): paced
 #            by TCP itself through noqueue, pfifo, fq_codel and htb, and
 #            by the qdisc through fq and carousel, which take over pacing
@@ -57,11 +56,12 @@
 #            that they all wait in one slot of the wheel's top level and
 #            then come due at once: the worst case for one dequeue.  (The
 #            other port's packets leave at once, pktgen's last among them:
-#            pktgen waits for it; see CROWD_FREE in prio.bpf.c.)  function_graph times every
-#            carousel_dequeue() call longer than CROWD_THRESH_US of guest
-#            time, which under -icount shift=0 is instructions: one ns per
-#            instruction while the guest runs (a window spinning in
-#            userspace, insnmark -spin, before the crowds, checks that).
+#            pktgen waits for it; see CROWD_FREE in prio.bpf.c.)
+#            function_graph times every carousel_dequeue() call longer
+#            than CROWD_THRESH_US of guest time, which under -icount
+#            shift=0 is instructions: one ns per instruction while the
+#            guest runs (a window spinning in userspace, insnmark -spin,
+#            before the crowds, checks that).
 #
 # Each run is one counting window (insnmark around pktgen's `start`); the
 # qdiscs take turns, in an order rotated per repetition.  Writes to OUTDIR:

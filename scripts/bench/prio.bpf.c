@@ -12,9 +12,9 @@
  * skip the flow dissector (the instruction count reports both).
  *
  * Section "classifier_crowd" does as "classifier_hash" and stamps every
- * packet with one EDT time: the start of the period of 2^CROWD_SHIFT ns
- * after the one the packet is sent in, so that every packet sent within
- * one period waits for the same instant (the instruction count's worst
+ * packet with one EDT time: the start of the second period of
+ * 2^CROWD_SHIFT ns after the one the packet is sent in, so that every
+ * packet sent within one period waits for the same instant (the instruction count's worst
  * single dequeue, insnbench-guest.sh).  Packets from port CROWD_FREE go
  * unstamped: pktgen's last packet, which it waits for, leaves at once.
  */
