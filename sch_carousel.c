@@ -96,6 +96,7 @@
 #define CAROUSEL_LIMIT_MAX	BIT(24)
 #define CAROUSEL_CE_MAX		NSEC_PER_SEC
 #define CAROUSEL_BUDGET_T_MAX	NSEC_PER_SEC
+#define CAROUSEL_FLOW_T_MAX	(4 * NSEC_PER_SEC)
 
 /*
  * Default flow budget: 2 packets and 60 ms at the flow's share of its
@@ -110,6 +111,15 @@
 #define CAROUSEL_BUDGET_DEFAULT		2
 #define CAROUSEL_BUDGET_T_DEFAULT	(60 * NSEC_PER_MSEC)
 
+/*
+ * Default bound on what a flow that NET_XMIT_CN cannot slow down keeps
+ * waiting its turn: 1 s at its share of its class
+ * (carousel_over_time_limit()).  A UDP socket's default send buffer,
+ * 208 KiB, is 0.8 s at 2 Mbit for two sockets sharing 4 Mbit: senders
+ * that their socket buffer paces stay under it.
+ */
+#define CAROUSEL_FLOW_T_DEFAULT		NSEC_PER_SEC
+
 struct carousel_class {
 /* What enqueue and dequeue touch, first (64 bytes): */
 	u64		rate;		/* bytes/s */
@@ -119,11 +129,14 @@ struct carousel_class {
 					 * its rates since it was last idle
 					 */
 	u32		burst;		/* bytes */
-	u32		qlen;		/* packets in the wheel */
-	u32		pending;	/* of them, not yet charged to it */
-	u32		held;		/* of them, held by its release clock */
-	u32		backlog;	/* bytes in the wheel */
-	u32		flows:25;	/* its flows with packets in the wheel */
+	u32		qlen;		/* packets queued */
+	u32		pending;	/* of them, in the wheel, not charged */
+	u32		waiting;	/* of them, due, waiting their turn
+					 * out of the wheel (carousel_wait())
+					 */
+	u32		held;		/* charged, held by its release clock */
+	u32		backlog;	/* bytes queued */
+	u32		flows:25;	/* its flows with packets queued */
 	u32		dead:1;		/* deleted, freed when qlen drops to 0 */
 	u32		rerate:1;	/* rate changed while active: clamp the
 					 * clock when no charged packet is left
@@ -136,6 +149,10 @@ struct carousel_class {
 	struct net_rate_estimator __rcu *rate_est;
 	u32		drops;
 	u32		filter_cnt;	/* filters bound to this class */
+
+/* Its flows with packets waiting, in turn (carousel_next_waiting()): */
+	struct list_head new_flows;	/* from idle, served first */
+	struct list_head old_flows;
 };
 
 /*
@@ -161,6 +178,17 @@ struct carousel_flow {
 						 * split GSO packet counts once
 						 */
 	u64			tail;		/* departure of its last charged */
+
+/* Its packets waiting for their class's turn, a FIFO linked by skb->next: */
+	struct list_head	turn;		/* on its class's new_flows or
+						 * old_flows while any waits
+						 */
+	struct sk_buff		*wait_head;
+	struct sk_buff		*wait_tail;
+	u32			wait_bytes;
+	s32			deficit;	/* bytes it may still send in
+						 * this round
+						 */
 };
 
 static struct kmem_cache *carousel_flow_cachep __read_mostly;
@@ -194,6 +222,7 @@ struct carousel_sched_data {
 	u32			flow_limit;
 	u32			flow_budget;	/* packets */
 	u32			flow_budget_time; /* ns */
+	u32			flow_limit_time; /* ns, 0 = none */
 	u32			ce_threshold;	/* ns, 0 = off */
 	u32			timer_slack;	/* ns */
 	u8			horizon_drop;
@@ -208,6 +237,7 @@ struct carousel_sched_data {
 	u32			nr_flows;
 	struct hlist_head	flow_stash;	/* flow objects to reuse */
 	u32			nr_stashed;	/* objects in flow_stash */
+	u32			nr_waiting;	/* packets waiting their turn */
 	u32			skbs;		/* packets as handed over */
 	struct qdisc_watchdog	watchdog;
 
@@ -216,6 +246,7 @@ struct carousel_sched_data {
 	u64			stat_horizon_caps;
 	u64			stat_limit_drops;
 	u64			stat_flow_limit_drops;
+	u64			stat_flow_time_drops;
 	u64			stat_filter_drops;
 	u64			stat_unclassified;
 	u64			stat_alloc_drops;
@@ -420,6 +451,10 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 	fl->pending = 0;
 	fl->backlog = 0;
 	fl->tail = 0;
+	INIT_LIST_HEAD(&fl->turn);
+	fl->wait_head = NULL;
+	fl->wait_bytes = 0;
+	fl->deficit = 0;
 	hlist_add_head(&fl->node, head);
 	q->nr_flows++;
 	if (cl)
@@ -435,12 +470,22 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
  */
 #define CAROUSEL_FLOW_STASH	(IS_ENABLED(CONFIG_KASAN) ? 0 : 64)
 
-/* A flow whose last packet has left goes. */
+/*
+ * A flow whose last packet has left goes, unless it still has a place in
+ * its busy class's turns (carousel_next_waiting()): it keeps it until its
+ * turn comes or nothing of its class waits any more, so that a flow which
+ * sends one packet at a time does not come back as new each time.
+ */
 static void carousel_flow_put(struct carousel_sched_data *q,
 			      struct carousel_flow *fl)
 {
 	if (fl->qlen)
 		return;
+	if (!list_empty(&fl->turn)) {
+		if (fl->cl->waiting)
+			return;
+		list_del(&fl->turn);
+	}
 	hlist_del(&fl->node);
 	q->nr_flows--;
 	if (fl->cl)
@@ -461,11 +506,17 @@ static void carousel_flow_put(struct carousel_sched_data *q,
  */
 #define CAROUSEL_TX_MAX		BIT_ULL(53)
 
+/* ns of class time an idle class may spend at once: its burst */
+static u64 carousel_credit(const struct carousel_class *cl)
+{
+	return cl->burst ? div64_u64((u64)cl->burst * NSEC_PER_SEC, cl->rate) : 0;
+}
+
 /*
- * A class is active while it holds a charged packet: one whose departure
- * its clock has set.  Packets still waiting for their own EDT stamps do
- * not count: a datagram stamped seconds ahead takes no share of the
- * ceiling from the class's siblings meanwhile.
+ * A class is active while it holds a due packet: charged (its clock has
+ * set its departure), or waiting its turn to be.  Packets still waiting
+ * for their own EDT stamps do not count: a datagram stamped seconds ahead
+ * takes no share of the ceiling from the class's siblings meanwhile.
  */
 static bool carousel_class_active(const struct carousel_class *cl)
 {
@@ -485,6 +536,30 @@ static void carousel_class_activity(struct carousel_sched_data *q,
 		q->active_rate += cl->rate;
 	else
 		q->active_rate -= cl->rate;
+}
+
+/* Packets of cl with a departure: in the wheel, not pending. */
+static u32 carousel_class_charged(const struct carousel_class *cl)
+{
+	return cl->qlen - cl->pending - cl->waiting;
+}
+
+/*
+ * Is class cl saturated at `now': packets of it are waiting their turn,
+ * or a packet charged now would have to wait for its clock while one it
+ * charged before is still in the wheel?  A busy class does not charge a
+ * due packet as it arrives: the packet waits out of the wheel, in its
+ * flow's FIFO, until the class's next departure gives its flow a turn
+ * (carousel_refill()).  So a saturated class keeps one packet charged
+ * ahead of now, not its whole backlog.
+ */
+static bool carousel_class_busy(const struct carousel_class *cl, u64 now)
+{
+	if (cl->waiting)
+		return true;
+	if (!carousel_class_charged(cl))
+		return false;
+	return cl->time_next > now + carousel_credit(cl);
 }
 
 /* Sum of the rates of the active classes, counting cl as one. */
@@ -596,12 +671,6 @@ static unsigned long carousel_flow_key(const struct carousel_sched_data *q,
 	return (unsigned long)sk;
 }
 
-/* ns of class time an idle class may spend at once: its burst */
-static u64 carousel_credit(const struct carousel_class *cl)
-{
-	return cl->burst ? div64_u64((u64)cl->burst * NSEC_PER_SEC, cl->rate) : 0;
-}
-
 /*
  * The catch-up cap: how much of a class's time a late watchdog (or a
  * stopped queue) may release at once, beyond its burst.  A packet charged
@@ -675,8 +744,10 @@ static void carousel_clamp_clock(struct Qdisc *sch, struct carousel_class *cl,
 static void carousel_rerate(struct Qdisc *sch, struct carousel_class *cl,
 			    u64 now)
 {
-	/* Pending packets have no departure yet: they cannot be overtaken. */
-	if (carousel_class_active(cl))
+	/* Pending and waiting packets have no departure yet: they cannot be
+	 * overtaken.
+	 */
+	if (carousel_class_charged(cl))
 		cl->rerate = 1;
 	else
 		carousel_clamp_clock(sch, cl, now);
@@ -714,6 +785,29 @@ static bool carousel_over_budget(struct Qdisc *sch,
 }
 
 /*
+ * Would flow fl, with len bytes more, wait longer than flow_limit_time at
+ * its share of its class?  Asked of a packet that is to wait its turn
+ * (its class is busy), from a flow that NET_XMIT_CN cannot slow down:
+ * not TCP, or not at the root.  Such a flow gets no signal but loss, so
+ * its queue is bounded where it sits, and it pays for its own excess: a
+ * UDP flood from many ports loses its excess packets, the sparse flows
+ * of its class keep theirs.  As the budget, it spares a flow alone in
+ * its class and one of no more than flow_budget packets.
+ */
+static bool carousel_over_time_limit(struct Qdisc *sch,
+				     const struct carousel_flow *fl, u32 len)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	u64 bytes = (u64)fl->wait_bytes + len;
+
+	if (!q->flow_limit_time || fl->cl->flows < 2 ||
+	    bytes <= (u64)max(q->flow_budget, 1U) * psched_mtu(qdisc_dev(sch)))
+		return false;
+	return carousel_tx_ns(q, fl->cl, min_t(u64, bytes, U32_MAX), NULL) >
+	       div_u64(q->flow_limit_time, fl->cl->flows);
+}
+
+/*
  * A packet's own time: its EDT stamp, never before now; beyond the
  * horizon capped to it, or 0 (to be dropped) with horizon_drop.
  */
@@ -739,9 +833,24 @@ static u64 carousel_own_time(struct carousel_sched_data *q,
 }
 
 /*
+ * What a class holds uncharged, waiting for its stamps or its turn, is
+ * bounded as its clock is: no more than a horizon (and its burst) of its
+ * rate, or one class could fill the limit for a horizon.
+ */
+static bool carousel_backlog_over_horizon(const struct carousel_sched_data *q,
+					  const struct carousel_class *cl,
+					  u32 len)
+{
+	return carousel_tx_ns(q, cl, min_t(u64, (u64)cl->backlog + len,
+					   U32_MAX), NULL) >
+	       q->horizon + carousel_credit(cl);
+}
+
+/*
  * Admission of a packet of len bytes, own time `at' (0: beyond the
- * horizon), to class cl (NULL: unclassified): NULL, with its flow in
- * *flp and, if it is to be charged now, its charge in *ch (for the
+ * horizon), to class cl (NULL: unclassified), from a sender that
+ * NET_XMIT_CN can slow down (cn) or not: NULL, with its flow in *flp
+ * and, if it is to be charged now, its charge in *ch (for the
  * packet whole: a split packet's segments are charged one by one), or
  * the counter of the reason it is refused.  A GSO packet that is
  * split is asked once, whole: limit and flow_limit count it as the one
@@ -752,7 +861,7 @@ static u64 carousel_own_time(struct carousel_sched_data *q,
  */
 static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 			   unsigned long key, u32 len, u64 at, u64 now,
-			   struct carousel_flow **flp,
+			   bool cn, struct carousel_flow **flp,
 			   struct carousel_charge *ch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
@@ -774,14 +883,17 @@ static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 	if (!cl)
 		return NULL;
 	if (at > now || fl->pending) {
-		/* What a class holds waiting for its stamps is bounded as
-		 * its clock is: no more than a horizon (and its burst) of its
-		 * rate, or one class could fill the limit for a horizon.
+		if (unlikely(carousel_backlog_over_horizon(q, cl, len)))
+			goto refuse_horizon;
+		return NULL;
+	}
+	if (carousel_class_busy(cl, now)) {
+		/* It is to wait its turn: bounded by its flow's share if only
+		 * loss can slow its sender down, and by the horizon.
 		 */
-		if (unlikely(carousel_tx_ns(q, cl,
-					    min_t(u64, (u64)cl->backlog + len,
-						  U32_MAX), NULL) >
-			     q->horizon + carousel_credit(cl)))
+		if (!cn && carousel_over_time_limit(sch, fl, len))
+			goto refuse_flow_time;
+		if (unlikely(carousel_backlog_over_horizon(q, cl, len)))
 			goto refuse_horizon;
 		return NULL;
 	}
@@ -799,9 +911,45 @@ static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 refuse_flow_limit:
 	carousel_flow_put(q, fl);
 	return &q->stat_flow_limit_drops;
+refuse_flow_time:
+	carousel_flow_put(q, fl);
+	return &q->stat_flow_time_drops;
 refuse_horizon:
 	carousel_flow_put(q, fl);
 	return &q->stat_horizon_drops;
+}
+
+/*
+ * skb, due, of flow fl in class cl, waits its turn: at the tail of its
+ * flow's FIFO, its own time kept in its cb.  A flow that starts to wait
+ * with nothing else queued (`fresh': a ping, a DNS query) joins the
+ * class's new flows, served first; a flow that has packets in the wheel
+ * joins the old ones, with the credit it has left, so that a bulk flow
+ * cannot pass for new by emptying its FIFO.
+ */
+static void carousel_wait(struct Qdisc *sch, struct carousel_class *cl,
+			  struct carousel_flow *fl, struct sk_buff *skb,
+			  bool fresh)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+
+	skb->next = NULL;
+	if (fl->wait_head)
+		fl->wait_tail->next = skb;
+	else
+		fl->wait_head = skb;
+	fl->wait_tail = skb;
+	fl->wait_bytes += qdisc_pkt_len(skb);
+	cl->waiting++;
+	q->nr_waiting++;
+	if (!list_empty(&fl->turn))
+		return;
+	if (fresh) {
+		fl->deficit = psched_mtu(qdisc_dev(sch));
+		list_add_tail(&fl->turn, &cl->new_flows);
+	} else {
+		list_add_tail(&fl->turn, &cl->old_flows);
+	}
 }
 
 /*
@@ -813,8 +961,9 @@ refuse_horizon:
  *
  * A packet stamped for later, or behind a pending packet of its flow, is
  * pending: it waits in the wheel at its own time and is charged to its
- * class when that comes (carousel_settle()).  Any other packet of a class
- * is charged now, which is the same thing, done at once.
+ * class when that comes (carousel_settle()).  A due packet of a busy
+ * class waits its turn (carousel_wait()).  Any other packet of a class is
+ * charged now, which is the same thing, done at once.
  */
 static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 				struct carousel_class *cl,
@@ -826,25 +975,31 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	u32 len = qdisc_pkt_len(skb);
 	struct carousel_charge c = { .depart = at };
-	bool pending, was_active;
+	bool pending, wait = false, was_active;
 
 	pending = cl && (at > now || fl->pending);
 	if (cl && !pending) {
 		/* admission charged it, with the same test and state */
-		if (ch) {
-			DEBUG_NET_WARN_ON_ONCE(!ch->depart);
+		if (ch)
 			c = *ch;
-		} else {
+		else if (!carousel_class_busy(cl, now))
 			c.depart = carousel_departure(q, cl, fl, len, at, now,
 						      &c.next, &c.rem);
-		}
+		else
+			c.depart = 0;
+		wait = !c.depart;
 	}
 
-	cb->time_to_send = c.depart;
+	cb->time_to_send = wait ? at : c.depart;
 	cb->fl = fl;
 	cb->pending = pending;
 	cb->ends = 0;
 	cb->released = 0;
+	if (wait) {
+		carousel_wait(sch, cl, fl, skb,
+			      !fl->qlen && list_empty(&fl->turn));
+		goto queued;
+	}
 	carousel_wheel_sync(q->wheel, now);
 	if (unlikely(!carousel_wheel_insert(q->wheel, skb, c.depart)))
 		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
@@ -855,6 +1010,7 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	    INET_ECN_set_ce(skb))
 		q->stat_ce_marks++;
 
+queued:
 	fl->qlen++;
 	fl->pending += pending;
 	fl->backlog += len;
@@ -864,7 +1020,7 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		q->stat_unclassified++;
 		return NET_XMIT_SUCCESS;
 	}
-	if (!pending) {
+	if (!pending && !wait) {
 		cl->time_next = c.next;
 		cl->tx_rem = c.rem;
 		fl->tail = c.depart;
@@ -911,7 +1067,8 @@ static bool carousel_split(const struct carousel_sched_data *q,
 
 static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 				 struct carousel_class *cl, unsigned long key,
-				 u64 at, u64 now, struct sk_buff **to_free)
+				 u64 at, u64 now, bool cn,
+				 struct sk_buff **to_free)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	netdev_features_t features = netif_skb_features(skb);
@@ -922,7 +1079,8 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 	struct carousel_flow *fl;
 	u64 *refused;
 
-	refused = carousel_admit(sch, cl, key, prev_len, at, now, &fl, &ch);
+	refused = carousel_admit(sch, cl, key, prev_len, at, now, cn, &fl,
+				 &ch);
 	if (unlikely(refused)) {
 		/* Counted in segments, as what is sent is (bstats). */
 		u32 more = max_t(u32, skb_shinfo(skb)->gso_segs, 1) - 1;
@@ -991,7 +1149,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	struct carousel_class *cl;
 	unsigned long key;
 	u64 now, at, *refused;
-	bool tcp;
+	bool tcp, cn;
 	int ret;
 
 	if (!carousel_classify(skb, sch, &cl, &ret)) {
@@ -1004,14 +1162,15 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	}
 
 	key = carousel_flow_key(q, skb, &tcp);
+	cn = tcp && carousel_may_notify(sch);
 	now = ktime_get_ns();
 	at = carousel_own_time(q, skb, now);
 	if (skb_is_gso(skb) && carousel_split(q, cl, qdisc_pkt_len(skb))) {
-		ret = carousel_enqueue_segs(skb, sch, cl, key, at, now,
+		ret = carousel_enqueue_segs(skb, sch, cl, key, at, now, cn,
 					    to_free);
 	} else {
 		refused = carousel_admit(sch, cl, key, qdisc_pkt_len(skb), at,
-					 now, &fl, &ch);
+					 now, cn, &fl, &ch);
 		if (unlikely(refused))
 			return carousel_drop(skb, sch, cl, refused, to_free);
 		ret = carousel_enqueue_one(skb, sch, cl, fl, at, now, &ch,
@@ -1022,7 +1181,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	}
 
 	if (ret == NET_XMIT_CN) {
-		if (!tcp || !carousel_may_notify(sch))
+		if (!cn)
 			return NET_XMIT_SUCCESS;
 		q->stat_cn_returns++;
 	}
@@ -1066,7 +1225,7 @@ static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 		return;
 	}
 	carousel_class_activity(q, cl, was_active);
-	if (unlikely(cl->rerate) && !carousel_class_active(cl))
+	if (unlikely(cl->rerate) && !carousel_class_charged(cl))
 		carousel_clamp_clock(sch, cl, ktime_get_ns());
 }
 
@@ -1134,6 +1293,200 @@ static void carousel_drop_dequeued(struct Qdisc *sch, struct sk_buff *skb,
 }
 
 /*
+ * Nothing of class cl waits any more: its flows give up their turns, and
+ * those with nothing queued go (carousel_flow_put()).
+ */
+static void carousel_turns_clear(struct carousel_sched_data *q,
+				 struct carousel_class *cl)
+{
+	struct carousel_flow *fl, *tmp;
+
+	list_for_each_entry_safe(fl, tmp, &cl->new_flows, turn) {
+		list_del_init(&fl->turn);
+		carousel_flow_put(q, fl);
+	}
+	list_for_each_entry_safe(fl, tmp, &cl->old_flows, turn) {
+		list_del_init(&fl->turn);
+		carousel_flow_put(q, fl);
+	}
+}
+
+/*
+ * The next packet of busy class cl to take its turn, out of its flow's
+ * FIFO: deficit round robin over its flows, a quantum of one MTU each
+ * round, the new flows first, as fq_codel serves its flows.  A flow that
+ * has used its quantum goes to the tail of the old flows with one more.
+ * A flow found with nothing waiting leaves the lists, but a new one only
+ * after a turn among the old ones: a flow that sends one packet at a time
+ * is served ahead of the bulk at most once a round, so a stream of them
+ * cannot starve the old flows.  Each move costs one of *budget;
+ * cl->waiting is not 0, so some flow on the lists has a packet.
+ */
+static struct sk_buff *carousel_next_waiting(struct Qdisc *sch,
+					     struct carousel_class *cl,
+					     u32 *budget)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_flow *fl;
+	struct list_head *head;
+	struct sk_buff *skb;
+
+	for (;;) {
+		head = &cl->new_flows;
+		if (list_empty(head))
+			head = &cl->old_flows;
+		fl = list_first_entry(head, struct carousel_flow, turn);
+		if (*budget)
+			(*budget)--;
+		if (fl->deficit <= 0) {
+			fl->deficit += psched_mtu(qdisc_dev(sch));
+			list_move_tail(&fl->turn, &cl->old_flows);
+		} else if (fl->wait_head) {
+			break;
+		} else if (head == &cl->new_flows &&
+			   !list_empty(&cl->old_flows)) {
+			list_move_tail(&fl->turn, &cl->old_flows);
+		} else {
+			list_del_init(&fl->turn);
+			carousel_flow_put(q, fl);
+		}
+	}
+	skb = fl->wait_head;
+	fl->wait_head = skb->next;
+	skb_mark_not_on_list(skb);
+	fl->wait_bytes -= qdisc_pkt_len(skb);
+	fl->deficit -= qdisc_pkt_len(skb);
+	cl->waiting--;
+	q->nr_waiting--;
+	if (!cl->waiting)
+		carousel_turns_clear(q, cl);
+	return skb;
+}
+
+/*
+ * Charge skb, just out of its flow's FIFO, to its class at `now' and put
+ * it in the wheel at its departure.  As for any charge, its departure is
+ * no earlier than its own time, kept in its cb, nor than its flow's last;
+ * the delay it has waited its turn counts for ce_threshold, so marks go
+ * to the flows that queue, not to the sparse ones.  False: dropped (the
+ * wheel could not take its time).
+ */
+static bool carousel_charge_waiting(struct Qdisc *sch, struct sk_buff *skb,
+				    u64 now)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	struct carousel_flow *fl = cb->fl;
+	struct carousel_class *cl = fl->cl;
+	u64 at = cb->time_to_send, depart, next;
+	u16 rem;
+
+	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb), at, now,
+				    &next, &rem);
+	cb->time_to_send = depart;
+	/* (a class whose one packet takes longer than a horizon) */
+	if (unlikely(depart > now + q->horizon ||
+		     !carousel_wheel_insert(q->wheel, skb, depart))) {
+		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
+		return false;
+	}
+	cl->time_next = next;
+	cl->tx_rem = rem;
+	fl->tail = depart;
+	if (q->ce_threshold && depart > at + q->ce_threshold &&
+	    INET_ECN_set_ce(skb))
+		q->stat_ce_marks++;
+	return true;
+}
+
+/*
+ * Give busy class cl's next turns at `now': charge waiting packets while
+ * it has none charged, or while its clock lets a packet leave by now
+ * (its burst, or catch-up after a late watchdog), within *budget.  Called
+ * when a packet of cl has left the wheel.  It keeps the invariant that a
+ * class with packets waiting has a charged packet in the wheel, whose
+ * departure calls this again: the first charge is made whatever the
+ * budget.  The time a turn takes is the class's: the rate, the burst
+ * bound and the catch-up cap hold as for any charge.
+ */
+static void carousel_refill(struct Qdisc *sch, struct carousel_class *cl,
+			    u64 now, u32 *budget)
+{
+	struct sk_buff *skb;
+	bool last;
+
+	while (cl->waiting) {
+		if (carousel_class_charged(cl)) {
+			if (*budget <= CAROUSEL_CHARGE_COST ||
+			    cl->time_next > now + carousel_credit(cl))
+				return;
+		}
+		*budget -= min_t(u32, *budget, CAROUSEL_CHARGE_COST);
+		skb = carousel_next_waiting(sch, cl, budget);
+		/* a drop of its last packet would free a deleted class */
+		last = cl->qlen == 1;
+		if (!carousel_charge_waiting(sch, skb, now) && last)
+			return;
+	}
+}
+
+/*
+ * Take every waiting packet out of its flow's FIFO: for a rebuild, which
+ * gets them as pending packets at their own time (in order within each
+ * flow), appended at *tail; for a reset (tail NULL), dropped.  The flows
+ * give up their turns.  A pending packet is charged, or waits its turn
+ * again, when it is due (carousel_settle()); its flow's last departure
+ * keeps it behind the flow's charged packets.
+ */
+static void carousel_unwait_all(struct Qdisc *sch, struct sk_buff ***tail)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_flow *fl;
+	struct carousel_class *cl;
+	struct sk_buff *skb, *next;
+	struct hlist_node *tmp;
+	bool was_active;
+	u32 i;
+	u64 t;
+
+	for (i = 0; i < CAROUSEL_FLOWS; i++) {
+		hlist_for_each_entry_safe(fl, tmp, &q->flow_hash[i], node) {
+			cl = fl->cl;
+			skb = fl->wait_head;
+			fl->wait_head = NULL;
+			fl->wait_bytes = 0;
+			list_del_init(&fl->turn);
+			if (!skb) {
+				carousel_flow_put(q, fl);	/* if idle */
+				continue;
+			}
+			/* (fl and cl stay: the last packet to go is not one of these) */
+			for (t = 0; skb; skb = next) {
+				next = skb->next;
+				skb->next = NULL;
+				cl->waiting--;
+				q->nr_waiting--;
+				if (!tail) {
+					carousel_unlink(sch, skb, false);
+					qdisc_qstats_drop(sch);
+					rtnl_kfree_skbs(skb, skb);
+					continue;
+				}
+				t = max(t, carousel_skb_time(skb));
+				carousel_cb(skb)->time_to_send = t;
+				carousel_cb(skb)->pending = 1;
+				was_active = carousel_class_active(cl);
+				cl->pending++;
+				fl->pending++;
+				carousel_class_activity(q, cl, was_active);
+				**tail = skb;
+				*tail = &skb->next;
+			}
+		}
+	}
+}
+
+/*
  * A pending packet, the head of `slot', has reached its own time `at':
  * charge it to its class now.  It leaves at once (returns true, still
  * the head) if it may and no charged packet of its flow is still in the
@@ -1154,6 +1507,18 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	u16 rem, old_rem = cl->tx_rem;
 	bool was_active;
 
+	if (carousel_class_busy(cl, now)) {
+		/* Its class has no time for it now: it waits its turn. */
+		carousel_wheel_pop(q->wheel, slot);
+		was_active = carousel_class_active(cl);
+		cb->pending = 0;
+		fl->pending--;
+		cl->pending--;
+		carousel_wait(sch, cl, fl, skb,
+			      fl->qlen == 1 && list_empty(&fl->turn));
+		carousel_class_activity(q, cl, was_active);
+		return false;
+	}
 	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb), at, now,
 				    &next, &rem);
 	if (unlikely(depart > now + q->horizon)) {
@@ -1230,7 +1595,11 @@ static bool carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 	/* (the wheel reads the time it was given from the cb, as it moves it) */
 	cb->time_to_send = start;
 	if (unlikely(!carousel_wheel_insert(q->wheel, skb, start))) {
+		u32 waiting = cl->waiting, no_budget = 0;
+
 		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
+		if (waiting)	/* (so cl is not freed) */
+			carousel_refill(sch, cl, now, &no_budget);
 		return false;
 	}
 	cl->release = start + tx;
@@ -1253,6 +1622,7 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	struct carousel_class *cl;
 	struct carousel_slot *slot;
 	struct sk_buff *skb;
+	bool refill;
 
 	/*
 	 * q.qlen may also count a packet peeked into gso_skb: ask the wheel.
@@ -1311,8 +1681,12 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 		}
 		if (cl && release)
 			cl->release = release;
+		/* (cl stays: its waiting packets are queued) */
+		refill = cl && cl->waiting;
 		carousel_wheel_pop(w, slot);
 		carousel_unlink(sch, skb, true);
+		if (refill)
+			carousel_refill(sch, cl, now, &budget);
 		qdisc_bstats_update(sch, skb);
 		if (!w->count)
 			q->timer_expiry = 0;
@@ -1377,6 +1751,8 @@ static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
 		*tail = skb;
 		tail = &skb->next;
 	}
+	/* after the wheel's, so that a lowered limit drops them first */
+	carousel_unwait_all(sch, &tail);
 	carousel_wheel_init(w, levels, gran, ktime_get_ns());
 	w->cascades = cascades;
 	q->wheel = w;
@@ -1415,6 +1791,7 @@ static void carousel_reset(struct Qdisc *sch)
 
 	if (!q->wheel)
 		return;
+	carousel_unwait_all(sch, NULL);
 	while ((skb = carousel_wheel_pop_first(q->wheel))) {
 		carousel_unlink(sch, skb, false);
 		qdisc_qstats_drop(sch);
@@ -1454,6 +1831,7 @@ CAROUSEL_RANGE(limit, 1, CAROUSEL_LIMIT_MAX);
 CAROUSEL_RANGE(flow_limit, 1, U16_MAX);
 CAROUSEL_RANGE(budget, 0, U16_MAX);
 CAROUSEL_RANGE(budget_t, 0, CAROUSEL_BUDGET_T_MAX);
+CAROUSEL_RANGE(flow_t, 0, CAROUSEL_FLOW_T_MAX);
 CAROUSEL_RANGE(ce, 0, CAROUSEL_CE_MAX);
 CAROUSEL_RANGE(slack, 0, CAROUSEL_SLACK_MAX);
 CAROUSEL_RANGE(class_rate, 1, CAROUSEL_RATE_MAX);
@@ -1470,6 +1848,7 @@ static const struct nla_policy carousel_policy[TCA_CAROUSEL_MAX + 1] = {
 	[TCA_CAROUSEL_CE_THRESHOLD] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_ce_range),
 	[TCA_CAROUSEL_FLOW_BUDGET] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_budget_range),
 	[TCA_CAROUSEL_FLOW_BUDGET_TIME] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_budget_t_range),
+	[TCA_CAROUSEL_FLOW_LIMIT_TIME] = NLA_POLICY_FULL_RANGE(NLA_U32, &carousel_flow_t_range),
 };
 
 static const struct nla_policy carousel_class_policy[TCA_CAROUSEL_CLASS_MAX + 1] = {
@@ -1517,6 +1896,9 @@ static void carousel_range_msg(struct netlink_ext_ack *extack,
 	case TCA_CAROUSEL_FLOW_BUDGET_TIME:
 		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: flow_budget_time must be at most 1s");
 		break;
+	case TCA_CAROUSEL_FLOW_LIMIT_TIME:
+		NL_SET_ERR_MSG_ATTR_POL(extack, bad, pol, "carousel: flow_limit_time must be at most 4s, or 0 for none");
+		break;
 	}
 }
 
@@ -1561,6 +1943,7 @@ struct carousel_params {
 	u32	flow_limit;
 	u32	flow_budget;
 	u32	flow_budget_time;
+	u32	flow_limit_time;
 	u32	ce_threshold;
 	u32	timer_slack;
 	u8	horizon_drop;
@@ -1588,6 +1971,9 @@ static void carousel_parse(struct nlattr **tb, struct carousel_params *p)
 	if (tb[TCA_CAROUSEL_FLOW_BUDGET_TIME])
 		p->flow_budget_time =
 			nla_get_u32(tb[TCA_CAROUSEL_FLOW_BUDGET_TIME]);
+	if (tb[TCA_CAROUSEL_FLOW_LIMIT_TIME])
+		p->flow_limit_time =
+			nla_get_u32(tb[TCA_CAROUSEL_FLOW_LIMIT_TIME]);
 	if (tb[TCA_CAROUSEL_CE_THRESHOLD])
 		p->ce_threshold = nla_get_u32(tb[TCA_CAROUSEL_CE_THRESHOLD]);
 	if (tb[TCA_CAROUSEL_TIMER_SLACK])
@@ -1638,6 +2024,7 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	p.flow_limit = q->flow_limit;
 	p.flow_budget = q->flow_budget;
 	p.flow_budget_time = q->flow_budget_time;
+	p.flow_limit_time = q->flow_limit_time;
 	p.ce_threshold = q->ce_threshold;
 	p.timer_slack = q->timer_slack;
 	p.horizon_drop = q->horizon_drop;
@@ -1683,6 +2070,7 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 	WRITE_ONCE(q->flow_limit, p.flow_limit);
 	WRITE_ONCE(q->flow_budget, p.flow_budget);
 	WRITE_ONCE(q->flow_budget_time, p.flow_budget_time);
+	WRITE_ONCE(q->flow_limit_time, p.flow_limit_time);
 	WRITE_ONCE(q->pacing_shift, p.flow_budget ?
 		   carousel_pacing_shift(p.flow_budget_time) : 0);
 	WRITE_ONCE(q->ce_threshold, p.ce_threshold);
@@ -1777,6 +2165,7 @@ static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
 	q->flow_limit		= 100;
 	q->flow_budget		= CAROUSEL_BUDGET_DEFAULT;
 	q->flow_budget_time	= CAROUSEL_BUDGET_T_DEFAULT;
+	q->flow_limit_time	= CAROUSEL_FLOW_T_DEFAULT;
 	q->horizon		= 10ULL * NSEC_PER_SEC;
 	q->horizon_drop		= 1;
 	q->timer_slack		= 10 * NSEC_PER_USEC;
@@ -1841,6 +2230,8 @@ static int carousel_dump(struct Qdisc *sch, struct sk_buff *skb)
 			READ_ONCE(q->flow_budget)) ||
 	    nla_put_u32(skb, TCA_CAROUSEL_FLOW_BUDGET_TIME,
 			READ_ONCE(q->flow_budget_time)) ||
+	    nla_put_u32(skb, TCA_CAROUSEL_FLOW_LIMIT_TIME,
+			READ_ONCE(q->flow_limit_time)) ||
 	    nla_put_u32(skb, TCA_CAROUSEL_CE_THRESHOLD,
 			READ_ONCE(q->ce_threshold)) ||
 	    nla_put_u32(skb, TCA_CAROUSEL_TIMER_SLACK,
@@ -1919,6 +2310,7 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	sch_tree_lock(sch);
 	w = q->wheel;
 	st.wheel_packets	= w->count;
+	st.waiting_packets	= q->nr_waiting;
 	st.horizon_drops	= q->stat_horizon_drops;
 	st.horizon_caps		= q->stat_horizon_caps;
 	st.limit_drops		= q->stat_limit_drops;
@@ -1929,6 +2321,7 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.ce_marks		= q->stat_ce_marks;
 	st.cn_returns		= q->stat_cn_returns;
 	st.catchup_holds	= q->stat_catchup_holds;
+	st.flow_time_drops	= q->stat_flow_time_drops;
 	st.flows		= q->nr_flows;
 	st.timer_arms		= q->stat_timer_arms;
 	st.timer_fires		= q->stat_timer_fires;
@@ -2072,6 +2465,8 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 	cl->rate = rate;
 	cl->release_rate = rate;
 	cl->burst = burst;
+	INIT_LIST_HEAD(&cl->new_flows);
+	INIT_LIST_HEAD(&cl->old_flows);
 	gnet_stats_basic_sync_init(&cl->bstats);
 	if (tca[TCA_RATE]) {
 		err = gen_new_estimator(&cl->bstats, NULL, &cl->rate_est, NULL,

@@ -24,6 +24,7 @@ assert_eq "default horizon_drop" "$(qjq "$DEV" '.[0].options.horizon_drop')" tru
 assert_eq "default timer_slack (ns)" "$(qjq "$DEV" '.[0].options.timer_slack')" 10000
 assert_eq "default flow_budget (packets)" "$(qjq "$DEV" '.[0].options.flow_budget')" 2
 assert_eq "default flow_budget_time (ns)" "$(qjq "$DEV" '.[0].options.flow_budget_time')" 60000000
+assert_eq "default flow_limit_time (ns)" "$(qjq "$DEV" '.[0].options.flow_limit_time')" 1000000000
 assert_eq "default ce_threshold (ns, 0 = off)" "$(qjq "$DEV" '.[0].options.ce_threshold')" 0
 gran=$(qjq "$DEV" '.[0].options.granularity')
 [ "$gran" -le 2000 ] || fail "default granularity $gran ns is coarser than 2us"
@@ -33,14 +34,16 @@ echo "# wheel at defaults: $bytes bytes, $(qjq "$DEV" '.[0].wheel_levels') level
 for k in wheel_packets horizon_drops horizon_caps limit_drops flow_limit_drops \
 	 filter_drops unclassified timer_arms timer_fires timer_latency_ns \
 	 timer_latency_max_ns cascades classes wheel_bytes wheel_levels \
-	 flows ce_marks cn_returns alloc_drops catchup_holds; do
+	 flows ce_marks cn_returns alloc_drops catchup_holds flow_time_drops \
+	 waiting_packets; do
 	[ "$(qjq "$DEV" ".[0] | has(\"$k\")")" = true ] || fail "xstat $k missing from tc -j"
 done
 
 ns_s tc qdisc change dev "$DEV" root carousel rate 100mbit default 10 granularity 2us \
 	horizon 5s horizon_cap limit 500 flow_limit 50 timer_slack 20us \
-	flow_budget 4 flow_budget_time 500us ce_threshold 2ms || fail "change all"
-want='{"rate":12500000,"default":16,"granularity":2000,"horizon":5000000000,"horizon_drop":false,"limit":500,"flow_limit":50,"flow_budget":4,"flow_budget_time":500000,"ce_threshold":2000000,"timer_slack":20000}'
+	flow_budget 4 flow_budget_time 500us flow_limit_time 2s ce_threshold 2ms ||
+	fail "change all"
+want='{"rate":12500000,"default":16,"granularity":2000,"horizon":5000000000,"horizon_drop":false,"limit":500,"flow_limit":50,"flow_budget":4,"flow_budget_time":500000,"flow_limit_time":2000000000,"ce_threshold":2000000,"timer_slack":20000}'
 assert_eq "options after change" "$(opts)" "$want"
 
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 10mbit burst 3000 || fail "class add"
@@ -54,7 +57,7 @@ assert_eq "xstat classes" "$(qjq "$DEV" '.[0].classes')" 2
 for t in tc "$TC_NEW"; do
 	out=$(ns_s "$t" qdisc show dev "$DEV") || fail "$t qdisc show"
 	echo "# $($t -V | head -1): $out"
-	grep -q "carousel 1: root .*rate 100Mbit.*granularity 2us horizon 5s horizon_cap limit 500p flow_limit 50p flow_budget 4p flow_budget_time 500us ce_threshold 2ms timer_slack 20us" \
+	grep -q "carousel 1: root .*rate 100Mbit.*granularity 2us horizon 5s horizon_cap limit 500p flow_limit 50p flow_budget 4p flow_budget_time 500us flow_limit_time 2s ce_threshold 2ms timer_slack 20us" \
 		<<<"$out" || fail "$t prints: $out"
 	ns_s "$t" -s class show dev "$DEV" | grep -q "class carousel 1:10 root rate 20Mbit burst 3000b" ||
 		fail "$t class show"
@@ -86,6 +89,7 @@ bad "rate must be"		qdisc change dev "$DEV" root carousel rate 10tbit
 bad "default must be"		qdisc change dev "$DEV" root carousel default 10000
 bad "flow_budget must be"	qdisc change dev "$DEV" root carousel flow_budget 65536
 bad "flow_budget_time must be"	qdisc change dev "$DEV" root carousel flow_budget_time 2s
+bad "flow_limit_time must be"	qdisc change dev "$DEV" root carousel flow_limit_time 4100ms
 bad "ce_threshold must be"	qdisc change dev "$DEV" root carousel ce_threshold 1001ms
 bad "Illegal \"ce_threshold\""	qdisc change dev "$DEV" root carousel ce_threshold -1ms
 # One bad value among good ones: nothing of the good ones applied either.

@@ -7,7 +7,7 @@
 # 1000 datagrams to a 1 Mbit class at once: the qdisc never holds more
 # than `limit' packets, the excess is counted in limit_drops, and
 # sent + dropped + backlog equals what was offered.  Lowering the limit
-# live drops the excess and gives its time back to the class.  Then
+# live drops the excess; the class's clock stays one packet ahead.  Then
 # flow_limit caps one socket while a second socket still gets its own
 # share.
 source "$(dirname "$0")/lib.sh"
@@ -39,29 +39,31 @@ qlen=$(qjq "$DEV" '.[0].qlen')
 [ "$qlen" -le 10 ] || fail "qlen $qlen after lowering limit to 10"
 assert_eq "offered after trim" "$(( $(offered) - base ))" 1000
 
-# ...and gives the class back the time its dropped packets had taken.  A
-# 100 kbit class given 100 datagrams (8.3 s of its rate), then limit 10:
-# the class's schedule (its lag) must end about where its kept packets
-# leave, 83 ms each, not where the dropped ones would have (before: the
-# whole queue's time, about 8 s).
+# ...and the class's schedule never holds its backlog: a saturated class
+# keeps one packet charged ahead of now, the rest wait their turn
+# uncharged, so its clock (its lag) stays within about one packet of now
+# whatever it queues, and a trim has no time to give back.  A 100 kbit
+# class given 100 datagrams (8.3 s of its rate, 83 ms each), then limit
+# 10: the lag is at most 2 packets + 100 ms before and after the trim
+# (before just-in-time charging: the whole queue's time, about 8 s).
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 || fail "qdisc add"
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 100kbit || fail "class add"
 send --port 7001 --count 100 >/dev/null || fail "udpsend"
-echo "# before the trim: qlen $(qjq "$DEV" '.[0].qlen'), lag $(cjq "$DEV" '.[0].stats.lag_ns') ns"
+lag_ok() {
+	local kept lag
+	read -r kept lag < <(cjq "$DEV" '.[0].stats | "\(.qlen) \(.lag_ns)"')
+	[[ "$lag" =~ ^[0-9]+$ && "$kept" =~ ^[0-9]+$ ]] || fail "no qlen/lag_ns in tc -s class: $kept $lag"
+	awk -v l="$lag" -v k="$kept" -v w="$1" 'BEGIN {
+		t = 1042 * 8 / 1e5; hi = (2 * t + 0.1) * 1e9
+		printf "class lag %s: %.1f ms with %d queued (want <= %.1f ms: 2 packets of %.1f ms + 100 ms)\n",
+			w, l / 1e6, k, hi / 1e6, t * 1e3
+		exit !(l <= hi && k >= 1) }' >&2 ||
+		check_fail "the class's lag $1 is more than one packet ahead"
+}
+lag_ok "before the trim"
 ns_s tc qdisc change dev "$DEV" root carousel limit 10 || fail "limit 10"
-# (queue and lag from one read of the class; the lag may not fall short
-# of the packets still queued either: time given back beyond the dropped
-# packets' would let new packets overtake the class's rate)
-read -r kept lag < <(cjq "$DEV" '.[0].stats | "\(.qlen) \(.lag_ns)"')
-[[ "$lag" =~ ^[0-9]+$ && "$kept" =~ ^[0-9]+$ ]] || fail "no qlen/lag_ns in tc -s class: $kept $lag"
-awk -v l="$lag" -v k="$kept" 'BEGIN {
-	t = 1042 * 8 / 1e5
-	hi = ((k + 1) * t + 0.1) * 1e9; lo = (k - 1) * t * 1e9
-	printf "class lag after the trim: %.1f ms (want %.1f .. %.1f ms: %d queued packets of %.1f ms, + 1, + 100 ms)\n",
-		l / 1e6, lo / 1e6, hi / 1e6, k, t * 1e3
-	exit !(l <= hi && l >= lo) }' >&2 ||
-	check_fail "the class's lag after the trim is not its queued packets' time"
+lag_ok "after the trim"
 
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 flow_limit 20 || fail "qdisc add 2"

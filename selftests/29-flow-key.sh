@@ -14,9 +14,11 @@
 # while a connected socket stays one flow whatever it sends:
 #   3. K connected UDP sockets are K flows, and one of them sending K
 #      datagrams is one.
-# Each time, a filler (one connected socket) first gives the 500 kbit
-# class 1.8 s of backlog, so that what follows waits in the wheel; the
-# qdisc's `flows` then counts the flows the wheel holds: filler + K.
+# Each time, a filler (one connected socket) first gives the 8 kbit class
+# two 1242 B datagrams: the first leaves at once, the second 1.24 s
+# later, so the class is saturated meanwhile and what follows waits its
+# turn (then goes one by one, 54-142 ms each); the qdisc's `flows` then
+# counts the flows it holds: filler + K.
 # Before this, the first two counted 1 + 1 (or 1 + 2: one control socket
 # per CPU), and flow_limit was shared by every peer of a socket.
 source "$(dirname "$0")/lib.sh"
@@ -27,11 +29,11 @@ K=16
 PORT=7100
 
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 || fail "qdisc add"
-ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 500kbit || fail "class add"
+ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 8kbit || fail "class add"
 
 # udp MODE: MODE=unconnected (one socket, K peers), connected (K sockets,
 # one datagram each), one (one connected socket, K datagrams); after a
-# filler of 90 datagrams of 1200 B (1.8 s at 500 kbit) from one more
+# filler of two datagrams of 1200 B (1.24 s each at 8 kbit) from one more
 # connected socket.
 udp() {
 	ns_s "$PYTHON" - "$IP_R" "$PORT" "$K" "$1" <<'EOF' || fail "udp sender ($1)"
@@ -39,7 +41,7 @@ import socket, sys
 dst, port, k, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 filler = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 filler.connect((dst, port + 999))
-for _ in range(90):
+for _ in range(2):
     filler.send(b"f" * 1200)
 if mode == "unconnected":
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

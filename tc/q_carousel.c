@@ -433,6 +433,8 @@ static const struct carousel_opt carousel_qdisc_opts[] = {
 	  TCA_CAROUSEL_FLOW_BUDGET, sizeof(__u32), CAROUSEL_USAGE_EOL },
 	{ "flow_budget_time",	"TIME",		carousel_opt_ns,
 	  TCA_CAROUSEL_FLOW_BUDGET_TIME, sizeof(__u32), CAROUSEL_USAGE_EOL },
+	{ "flow_limit_time",	"TIME",		carousel_opt_ns,
+	  TCA_CAROUSEL_FLOW_LIMIT_TIME, sizeof(__u32), CAROUSEL_USAGE_EOL },
 };
 
 static const struct carousel_opt carousel_class_opts[] = {
@@ -640,6 +642,9 @@ static int carousel_print_qopt(const struct qdisc_util *qu CAROUSEL_UNUSED,
 	if (carousel_has(tb, TCA_CAROUSEL_FLOW_BUDGET_TIME, sizeof(__u32)))
 		carousel_print_ns("flow_budget_time", "flow_budget_time %s ",
 				  carousel_attr_u32(tb[TCA_CAROUSEL_FLOW_BUDGET_TIME]));
+	if (carousel_has(tb, TCA_CAROUSEL_FLOW_LIMIT_TIME, sizeof(__u32)))
+		carousel_print_ns("flow_limit_time", "flow_limit_time %s ",
+				  carousel_attr_u32(tb[TCA_CAROUSEL_FLOW_LIMIT_TIME]));
 	if (carousel_has(tb, TCA_CAROUSEL_CE_THRESHOLD, sizeof(__u32))) {
 		__u32 ce = carousel_attr_u32(tb[TCA_CAROUSEL_CE_THRESHOLD]);
 
@@ -660,6 +665,8 @@ static void carousel_print_qdisc_xstats(const struct tc_carousel_xstats *st)
 
 	carousel_print_u64("wheel_packets", "  wheel_packets %llu",
 			   st->wheel_packets);
+	carousel_print_u64("waiting_packets", " waiting %llu",
+			   st->waiting_packets);
 	carousel_print_u64("classes", " classes %llu", st->classes);
 	print_color_uint(TC_OUT_ANY, TC_COLOR_NONE, "wheel_levels",
 			 " levels %u", st->wheel_levels);
@@ -673,6 +680,8 @@ static void carousel_print_qdisc_xstats(const struct tc_carousel_xstats *st)
 	carousel_print_u64("limit_drops", " limit %llu", st->limit_drops);
 	carousel_print_u64("flow_limit_drops", " flow_limit %llu",
 			   st->flow_limit_drops);
+	carousel_print_u64("flow_time_drops", " flow_time %llu",
+			   st->flow_time_drops);
 	carousel_print_u64("filter_drops", " filter %llu", st->filter_drops);
 	carousel_print_u64("alloc_drops", " alloc %llu", st->alloc_drops);
 	carousel_print_u64("horizon_caps", "  horizon_caps %llu",

@@ -27,6 +27,9 @@ enum {
 	TCA_CAROUSEL_CE_THRESHOLD,	/* u32 ns: mark CE beyond, 0 = off */
 	TCA_CAROUSEL_FLOW_BUDGET,	/* u32 packets of a flow before CN */
 	TCA_CAROUSEL_FLOW_BUDGET_TIME,	/* u32 ns of a flow's share before CN */
+	TCA_CAROUSEL_FLOW_LIMIT_TIME,	/* u32 ns of a flow's share waiting,
+					 * without CN, before drops; 0 = none
+					 */
 	__TCA_CAROUSEL_MAX
 };
 
@@ -76,6 +79,10 @@ enum {
 	TCA_CAROUSEL_XSTATS_CATCHUP_HOLDS,	/* due packets held back */
 	TCA_CAROUSEL_XSTATS_LAG_NS,		/* class: its clock - now */
 	TCA_CAROUSEL_XSTATS_EFFECTIVE_RATE,	/* class: bytes/s, its share */
+	TCA_CAROUSEL_XSTATS_FLOW_TIME_DROPS,	/* dropped: flow_limit_time */
+	TCA_CAROUSEL_XSTATS_WAITING_PACKETS,	/* due, out of the wheel, waiting
+						 * their class's turn
+						 */
 	__TCA_CAROUSEL_XSTATS_MAX
 };
 
@@ -119,6 +126,8 @@ struct tc_carousel_xstats {
 	__u64	cn_returns;
 	__u64	alloc_drops;
 	__u64	catchup_holds;		/* only in the nest */
+	__u64	flow_time_drops;	/* only in the nest */
+	__u64	waiting_packets;	/* only in the nest */
 };
 
 #define TC_CAROUSEL_QDISC_XSTATS(X)					\
@@ -142,7 +151,9 @@ struct tc_carousel_xstats {
 	X(CE_MARKS, ce_marks)						\
 	X(CN_RETURNS, cn_returns)					\
 	X(ALLOC_DROPS, alloc_drops)					\
-	X(CATCHUP_HOLDS, catchup_holds)
+	X(CATCHUP_HOLDS, catchup_holds)					\
+	X(FLOW_TIME_DROPS, flow_time_drops)				\
+	X(WAITING_PACKETS, waiting_packets)
 
 struct tc_carousel_class_xstats {
 	__u64	lag_ns;

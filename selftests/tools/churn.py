@@ -287,10 +287,14 @@ class Churn:
             q = self.carousel(q)
             if "wheel_packets" not in q:
                 raise Fail(f"{where}: no wheel_packets in the qdisc's xstats: {json.dumps(q)[:300]}")
-            reads.append((q["wheel_packets"], q["packets"] + q["drops"], q))
+            # the backlog, under the qdisc lock: in the wheel, and
+            # waiting their class's turn out of it
+            reads.append((q["wheel_packets"] + q.get("waiting_packets", 0),
+                          q["packets"] + q["drops"], q))
         (w1, sd1, q), (w2, _, _) = reads
         sdb = w1 + sd1
-        detail = json.dumps({x: q.get(x) for x in ("packets", "drops", "qlen", "wheel_packets", "limit_drops",
+        detail = json.dumps({x: q.get(x) for x in ("packets", "drops", "qlen", "wheel_packets",
+                                                    "waiting_packets", "limit_drops",
                                                     "flow_limit_drops", "horizon_drops", "alloc_drops")})
         if exact:
             if not lo == hi == sdb == w2 + reads[1][1]:

@@ -66,8 +66,8 @@ NLA_F_NESTED = 0x8000
 # include/uapi/carousel.h
 Q_RATE, Q_DEFAULT, Q_GRANULARITY, Q_HORIZON, Q_HORIZON_DROP, Q_LIMIT, \
     Q_FLOW_LIMIT, Q_TIMER_SLACK, Q_PAD, Q_CE_THRESHOLD, Q_FLOW_BUDGET, \
-    Q_FLOW_BUDGET_TIME = range(1, 13)
-Q_MAX = Q_FLOW_BUDGET_TIME
+    Q_FLOW_BUDGET_TIME, Q_FLOW_LIMIT_TIME = range(1, 14)
+Q_MAX = Q_FLOW_LIMIT_TIME
 C_RATE, C_BURST, C_PAD = 1, 2, 3
 
 # What the netlink core itself prints (pr_warn_ratelimited) for malformed
@@ -196,6 +196,8 @@ def cases():
          kind() + opts(nla(Q_FLOW_BUDGET_TIME, u32(0xFFFFFFFF))), EINVAL, r"flow_budget_time must be at most 1s"),
         ("q24", "qdisc: flow_budget 2^32-1", "qc", q, CHANGE, H1, ROOT,
          kind() + opts(nla(Q_FLOW_BUDGET, u32(0xFFFFFFFF))), EINVAL, r"flow_budget must be at most"),
+        ("q27", "qdisc: flow_limit_time 2^32-1", "qc", q, CHANGE, H1, ROOT,
+         kind() + opts(nla(Q_FLOW_LIMIT_TIME, u32(0xFFFFFFFF))), EINVAL, r"flow_limit_time must be at most 4s"),
         ("q25", "qdisc: horizon 0 with granularity 1s", "qc", q, CHANGE, H1, ROOT,
          kind() + opts(nla(Q_GRANULARITY, u32(10**9)), nla(Q_HORIZON, u32(0))), EINVAL, r"horizon must be at least 1us"),
         ("q26", "qdisc: good limit, then a truncated flow_limit", "qc", q, CHANGE, H1, ROOT,
