@@ -363,11 +363,14 @@ ping_ok() {
 
 # ping_rtt COUNT INTERVAL_S [NAME]: COUNT pings from NS_S to IP_R,
 # INTERVAL_S apart; prints "replies p50 p99 max" (rtt_stats) of the
-# per-reply RTTs in ms, which stay in $ART/ping-NAME.txt (NAME: "last").
+# per-reply RTTs in ms, which stay in $ART/ping-NAME.txt (NAME: "last"),
+# and "seq rtt" per reply in $ART/ping-NAME.seq.
 ping_rtt() {
 	local f=$ART/ping-${3:-last}.txt
 	ns_s "${PING[@]}" -n -c "$1" -i "$2" -W 2 "$IP_R" |
-		sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' >"$f"
+		sed -n 's/.*seq=\([0-9]*\) .*time=\([0-9.]*\) ms.*/\1 \2/p' \
+		>"${f%.txt}.seq"
+	cut -d' ' -f2 "${f%.txt}.seq" >"$f"
 	rtt_stats "$f"
 }
 

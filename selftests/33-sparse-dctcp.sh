@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# timeout: 300
+# tier: compat
+# compat: DCTCP, TSQ, the qdisc watchdog
+#
+# A sparse flow never waits behind its class's bulk, with ECN: pings share
+# one 50 Mbit class with 4 DCTCP flows (both ends run DCTCP), the qdisc
+# marking CE past ce_threshold 2ms.  The mark is per flow: it sees the
+# delay each flow's own packets wait for their turn, about the other
+# flows' packets in between, so 2 ms (three 2-segment TSO packets at this
+# rate and then some) keeps the flows' own queues short without marking
+# every packet.  Measured in one boot (lib/sparse.sh): unloaded, the floor
+# (the flows paced by their own sockets through fq), carousel, and HTB at
+# the same rate.  Asserted, for carousel:
+#   - ping p99 <= max(2 x unloaded p99, 1.25 x floor p99), and <= 0.1 x
+#     HTB's;
+#   - every ping answered, CE marks counted, no packet dropped;
+#   - Jain's index over the 4 flows' goodputs >= 0.95.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/sparse.sh"
+require_carousel
+require_module tcp_dctcp
+setup_pair
+quiet_link
+RATE=50000000
+
+# A netns may only pick an allowed congestion control.
+sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n \
+	net.ipv4.tcp_allowed_congestion_control) dctcp" || fail "allow dctcp"
+for ns in "$NS_S" "$NS_R"; do
+	ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=dctcp ||
+		fail "dctcp in $ns"
+done
+
+sparse_run dctcp $RATE "ce_threshold 2ms"
+sparse_check 2 1.25 $RATE
+assert_eq "qdisc drops" "$(jq .drops <<<"$st_carousel")" 0
+assert_ge "CE marks" "$(jq .ce_marks <<<"$st_carousel")" 1
+echo "# aggregate goodput $bps_carousel bit/s of $(tcp_goodput_expected $RATE $MTU) the class allows"
+exit 0

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by the sparse-flow latency tests (33, 35), after lib.sh.
+#
+# sparse_run CC RATE CARGS: pings through one class of RATE bit/s that
+# FLOWS (4) bulk TCP flows of congestion control CC saturate, measured in
+# one boot, four ways:
+#   unloaded   carousel, no load;
+#   floor      the bulk flows paced by their own sockets (fq maxrate
+#              RATE/FLOWS each), no shaper queue: the machine's cost of
+#              the load;
+#   carousel   carousel default 1 CARGS, class 1:1 at RATE;
+#   htb        HTB at RATE, its default pfifo_fast child.
+# Sets, for each NAME in unloaded floor carousel htb: n_NAME p50_NAME
+# p99_NAME max_NAME (ping replies and RTTs in ms) and, loaded, bps_NAME
+# (aggregate goodput) and jain_NAME (Jain's index over the flows'
+# goodputs); st_carousel: the qdisc's counters after its run.
+FLOWS=4 T=9 NPING=200 IVAL=0.02 MTU=1500
+
+# _sparse_bulk NAME PORT CC [IPERF_ARGS...]: FLOWS bulk flows for T s,
+# NPING pings in their middle.
+_sparse_bulk() {
+	local name=$1 port=$2 cc=$3 r
+	shift 3
+	iperf_start "$port" $T -P $FLOWS -C "$cc" "$@"
+	sleep 3
+	read -r r < <(ping_rtt $NPING $IVAL "$name")
+	iperf_wait "$port"
+	read -r "n_$name" "p50_$name" "p99_$name" "max_$name" <<<"$r"
+	printf -v "bps_$name" '%s' "$(iperf_bps "$port")"
+	printf -v "jain_$name" '%s' "$(jq '[.end.streams[].receiver.bytes] |
+		(add * add) / (length * (map(. * .) | add))' "$(iperf_json "$port")")"
+}
+
+sparse_run() {
+	local cc=$1 rate=$2 cargs=$3 n
+	ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 1 $cargs ||
+		fail "qdisc add"
+	ns_s tc class add dev "$DEV" parent 1: classid 1:1 carousel rate "$rate" ||
+		fail "class add"
+	ping_ok 3 || fail "no ping through the qdisc"
+	read -r n_unloaded p50_unloaded p99_unloaded max_unloaded < \
+		<(ping_rtt $NPING $IVAL unloaded)
+	_sparse_bulk carousel 5301 "$cc"
+	st_carousel=$(qdisc_json "$DEV" | jq -c '.[0] | {drops, ce_marks, cn_returns,
+		flow_time_drops, timer_latency_max_ns}')
+	ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+
+	ns_s tc qdisc add dev "$DEV" root fq maxrate $((rate / FLOWS)) || fail "fq"
+	_sparse_bulk floor 5302 "$cc"
+	ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+
+	ns_s tc qdisc add dev "$DEV" root handle 1: htb default 1 || fail "htb"
+	ns_s tc class add dev "$DEV" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" ||
+		fail "htb class"
+	_sparse_bulk htb 5303 "$cc"
+	ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+
+	for n in unloaded floor carousel htb; do
+		local -n _n=n_$n _p50=p50_$n _p99=p99_$n _max=max_$n
+		local -n _bps=bps_$n _jain=jain_$n
+		echo "# $n: $_n replies, p50 ${_p50}ms p99 ${_p99}ms max ${_max}ms${_bps:+, bulk $_bps bit/s, Jain $_jain}"
+		unset -n _n _p50 _p99 _max _bps _jain
+	done
+	echo "# carousel counters: $st_carousel"
+}
+
+# sparse_check KU KF RATE: the verdicts shared by the tests.  The issue's
+# bound, p99 <= max(KU x unloaded p99, KF x floor p99), is printed with
+# its verdict.  A ping in a saturated class waits for the packet charged
+# ahead of it and then leaves after it: up to two packet times of the
+# class (a packet holds its class at most 1 ms, or one MTU's time, since a
+# longer GSO packet is split), and then for the qdisc's watchdog, which
+# runs milliseconds late on this emulated machine (design.md); the floor
+# has no shaper and no watchdog in the ping's path.  So the assertions
+# are:
+#   - p99 <= that bound + 2 packet times + the run's worst watchdog
+#     lateness, and p50 <= max(KU x unloaded p50, KF x floor p50) + 2
+#     packet times (a ping queued behind the bulk would wait its whole
+#     backlog: seconds);
+#   - p99 <= 0.1 x HTB's p99;
+#   - every ping answered; Jain >= 0.95 over the bulk flows.
+sparse_check() {
+	local ku=$1 kf=$2 rate=$3 late pkt
+	late=$(jq '.timer_latency_max_ns / 1e6' <<<"$st_carousel")
+	pkt=$(awk -v r="$rate" 'BEGIN { t = (1500 + 14) * 8 * 1000 / r; print (t > 1 ? t : 1) }')
+	awk -v c="$p99_carousel" -v u="$p99_unloaded" -v f="$p99_floor" -v ku="$ku" -v kf="$kf" \
+		-v h="$p99_htb" -v c5="$p50_carousel" -v u5="$p50_unloaded" -v f5="$p50_floor" \
+		-v l="$late" -v pkt="$pkt" 'BEGIN {
+		b = ku * u; if (kf * f > b) b = kf * f
+		b5 = ku * u5; if (kf * f5 > b5) b5 = kf * f5
+		printf "# carousel p99 %.3f ms: the issue bound max(%s x unloaded, %s x floor) = %.3f ms %s\n",
+			c, ku, kf, b, (c <= b ? "met" : "not met")
+		printf "# carousel p99 / HTB p99: %.4f (want <= 0.1)\n", (h > 0 ? c / h : 0)
+		printf "# allowance: 2 packet times %.3f ms, worst watchdog lateness %.3f ms\n", 2 * pkt, l
+		printf "# p99 %.3f <= %.3f ms (bound + allowance)? p50 %.3f <= %.3f ms (p50 bound + 2 packet times)?\n",
+			c, b + 2 * pkt + l, c5, b5 + 2 * pkt
+		exit !(c <= b + 2 * pkt + l && c5 <= b5 + 2 * pkt) }' ||
+		check_fail "carousel p99 ${p99_carousel} / p50 ${p50_carousel} ms over the bound"
+	awk -v c="$p99_carousel" -v h="$p99_htb" 'BEGIN { exit !(c <= 0.1 * h) }' ||
+		check_fail "carousel p99 ${p99_carousel}ms > 0.1 x HTB p99 ${p99_htb}ms"
+	assert_eq "ping replies through carousel" "$n_carousel" $NPING
+	awk -v j="$jain_carousel" 'BEGIN { printf "# Jain over the bulk flows: %.4f (want >= 0.95)\n", j;
+		exit !(j >= 0.95) }' || check_fail "Jain index below 0.95"
+}
