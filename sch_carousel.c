@@ -471,21 +471,14 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 #define CAROUSEL_FLOW_STASH	(IS_ENABLED(CONFIG_KASAN) ? 0 : 64)
 
 /*
- * A flow whose last packet has left goes, unless it still has a place in
- * its busy class's turns (carousel_next_waiting()): it keeps it until its
- * turn comes or nothing of its class waits any more, so that a flow which
- * sends one packet at a time does not come back as new each time.
+ * A flow whose last packet has left goes.  (It has no place in its
+ * class's turns: a flow is in them only while a packet of it waits.)
  */
 static void carousel_flow_put(struct carousel_sched_data *q,
 			      struct carousel_flow *fl)
 {
 	if (fl->qlen)
 		return;
-	if (!list_empty(&fl->turn)) {
-		if (fl->cl->waiting)
-			return;
-		list_del(&fl->turn);
-	}
 	hlist_del(&fl->node);
 	q->nr_flows--;
 	if (fl->cl)
@@ -996,8 +989,7 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	cb->ends = 0;
 	cb->released = 0;
 	if (wait) {
-		carousel_wait(sch, cl, fl, skb,
-			      !fl->qlen && list_empty(&fl->turn));
+		carousel_wait(sch, cl, fl, skb, !fl->qlen);
 		goto queued;
 	}
 	carousel_wheel_sync(q->wheel, now);
@@ -1293,34 +1285,21 @@ static void carousel_drop_dequeued(struct Qdisc *sch, struct sk_buff *skb,
 }
 
 /*
- * Nothing of class cl waits any more: its flows give up their turns, and
- * those with nothing queued go (carousel_flow_put()).
- */
-static void carousel_turns_clear(struct carousel_sched_data *q,
-				 struct carousel_class *cl)
-{
-	struct carousel_flow *fl, *tmp;
-
-	list_for_each_entry_safe(fl, tmp, &cl->new_flows, turn) {
-		list_del_init(&fl->turn);
-		carousel_flow_put(q, fl);
-	}
-	list_for_each_entry_safe(fl, tmp, &cl->old_flows, turn) {
-		list_del_init(&fl->turn);
-		carousel_flow_put(q, fl);
-	}
-}
-
-/*
  * The next packet of busy class cl to take its turn, out of its flow's
  * FIFO: deficit round robin over its flows, a quantum of one MTU each
- * round, the new flows first, as fq_codel serves its flows.  A flow that
- * has used its quantum goes to the tail of the old flows with one more.
- * A flow found with nothing waiting leaves the lists, but a new one only
- * after a turn among the old ones: a flow that sends one packet at a time
- * is served ahead of the bulk at most once a round, so a stream of them
- * cannot starve the old flows.  Each move costs one of *budget;
- * cl->waiting is not 0, so some flow on the lists has a packet.
+ * round, the new flows (those that had nothing queued) first, as
+ * fq_codel serves its flows.  A flow that has used its quantum goes to
+ * the tail of the old flows with one more; a flow leaves the lists when
+ * nothing of it waits.  Each move costs one of *budget; cl->waiting is
+ * not 0, so the lists are not empty.
+ *
+ * (Unlike fq_codel, a flow emptied on the new flows does not go round the
+ * old ones first: it has no object once its last packet has left, so a
+ * ping 20 ms after the last one is new again and waits about one packet
+ * time, not a round of the bulk flows.  The price: a sender that spreads
+ * its packets over flows each idle between its packets is served as new
+ * every time, ahead of its class's bulk flows (within its class's rate);
+ * design.md, "Turns".)
  */
 static struct sk_buff *carousel_next_waiting(struct Qdisc *sch,
 					     struct carousel_class *cl,
@@ -1336,30 +1315,22 @@ static struct sk_buff *carousel_next_waiting(struct Qdisc *sch,
 		if (list_empty(head))
 			head = &cl->old_flows;
 		fl = list_first_entry(head, struct carousel_flow, turn);
+		if (fl->deficit > 0)
+			break;
+		fl->deficit += psched_mtu(qdisc_dev(sch));
+		list_move_tail(&fl->turn, &cl->old_flows);
 		if (*budget)
 			(*budget)--;
-		if (fl->deficit <= 0) {
-			fl->deficit += psched_mtu(qdisc_dev(sch));
-			list_move_tail(&fl->turn, &cl->old_flows);
-		} else if (fl->wait_head) {
-			break;
-		} else if (head == &cl->new_flows &&
-			   !list_empty(&cl->old_flows)) {
-			list_move_tail(&fl->turn, &cl->old_flows);
-		} else {
-			list_del_init(&fl->turn);
-			carousel_flow_put(q, fl);
-		}
 	}
 	skb = fl->wait_head;
 	fl->wait_head = skb->next;
 	skb_mark_not_on_list(skb);
 	fl->wait_bytes -= qdisc_pkt_len(skb);
 	fl->deficit -= qdisc_pkt_len(skb);
+	if (!fl->wait_head)
+		list_del_init(&fl->turn);
 	cl->waiting--;
 	q->nr_waiting--;
-	if (!cl->waiting)
-		carousel_turns_clear(q, cl);
 	return skb;
 }
 
@@ -1456,11 +1427,11 @@ static void carousel_unwait_all(struct Qdisc *sch, struct sk_buff ***tail)
 			fl->wait_head = NULL;
 			fl->wait_bytes = 0;
 			list_del_init(&fl->turn);
-			if (!skb) {
-				carousel_flow_put(q, fl);	/* if idle */
+			if (!skb)
 				continue;
-			}
-			/* (fl and cl stay: the last packet to go is not one of these) */
+			/* (cl stays: a charged packet of it is in the wheel; fl
+			 * may go with its last packet here, and is not used after)
+			 */
 			for (t = 0; skb; skb = next) {
 				next = skb->next;
 				skb->next = NULL;
@@ -1514,8 +1485,7 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 		cb->pending = 0;
 		fl->pending--;
 		cl->pending--;
-		carousel_wait(sch, cl, fl, skb,
-			      fl->qlen == 1 && list_empty(&fl->turn));
+		carousel_wait(sch, cl, fl, skb, fl->qlen == 1);
 		carousel_class_activity(q, cl, was_active);
 		return false;
 	}
