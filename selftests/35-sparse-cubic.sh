@@ -1,8 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
-# tier: compat
-# compat: TCP's reaction to NET_XMIT_CN, TSQ, the qdisc watchdog
+# tier: main
+#
+# (Tier main: 6.12 in make check and CI, 6.1 in make check-full.  On 6.1
+# the ping's p99 in one CI run was 16.0 ms (33) and 20.4 ms (35), 0.16 and
+# 0.23 of HTB's, its p50 1.2 and 1.0 ms, against p99 4-6 ms on 6.12; the
+# 6.1 tail is not understood yet.  34, the UDP flood, holds on both.)
 #
 # A sparse flow never waits behind its class's bulk, without ECN: pings
 # share one 50 Mbit class with 4 cubic flows (no ECN, so no CE mark can
