@@ -15,10 +15,14 @@
 #       retry rule, for every caller: a VM that died with "Oops: int3" on
 #       its console (QEMU's TCG race with the kernel patching a static
 #       branch while another vCPU runs it; the module has no static
-#       branch) is booted once more, on CAROUSEL_VM_RETRY_CPUS vCPUs
-#       (default: as before), and the reason is printed as a "RETRY:" line;
-#       its console is kept as CONSOLE.1.  Any other death fails at once:
-#       an unexplained death may be the code under test.  Sets VMR_RC
+#       branch), or whose oops lists the modules linked in and sch_carousel
+#       is not among them (the kernel died before the module was loaded:
+#       one CI run's guest took a double fault in udev's overlayfs lookup
+#       74 s into a boot under -icount, before its script had started), is
+#       booted once more, on CAROUSEL_VM_RETRY_CPUS vCPUs (default: as
+#       before), and the reason is printed as a "RETRY:" line; its console
+#       is kept as CONSOLE.1.  Any other death fails at once: an
+#       unexplained death may be the code under test.  Sets VMR_RC
 #       (vm.sh's exit status), VMR_SECS (wall time, both boots) and
 #       VMR_RETRIED (0 or 1).
 #   vmr_why CONSOLE
@@ -50,8 +54,21 @@ vmr_why() {
 	printf '%s' "$why" | cut -c1-200
 }
 
+# vmr_not_ours CONSOLE: why a dead VM's death cannot be the code under
+# test, in a few words; nothing (status 1) if it may be.
+vmr_not_ours() {
+	if grep -q 'Oops: int3' "$1" 2>/dev/null; then
+		echo "QEMU's \"Oops: int3\" race"
+	elif grep -q 'Modules linked in:' "$1" 2>/dev/null &&
+	     ! grep 'Modules linked in:' "$1" | grep -q sch_carousel; then
+		echo "a kernel death before sch_carousel was loaded ($(vmr_why "$1" | cut -c1-80))"
+	else
+		return 1
+	fi
+}
+
 vmr_boot() {
-	local console=$1 out=$2 done=$3 kver=$4 t0 cpus rc
+	local console=$1 out=$2 done=$3 kver=$4 t0 cpus rc why
 
 	shift 4
 	t0=$(date +%s.%N)
@@ -71,10 +88,10 @@ vmr_boot() {
 		VMR_RC=$(cat "$out.rc" 2>/dev/null || echo 255)
 		rm -f "$out.rc"
 		if [ ! -e "$done" ] && [ "$VMR_RETRIED" = 0 ] &&
-		   grep -q 'Oops: int3' "$console" 2>/dev/null; then
+		   why=$(vmr_not_ours "$console"); then
 			mv "$console" "$console.1"
 			cpus=${CAROUSEL_VM_RETRY_CPUS:-$cpus}
-			echo "RETRY: the VM died (exit $VMR_RC) with QEMU's \"Oops: int3\" race (console: $console.1): once more${cpus:+ on $cpus vCPU}" |
+			echo "RETRY: the VM died (exit $VMR_RC) with $why (console: $console.1): once more${cpus:+ on $cpus vCPU}" |
 				tee -a "$out" >&2
 			VMR_RETRIED=1
 			continue
