@@ -537,6 +537,12 @@ static u32 carousel_class_charged(const struct carousel_class *cl)
 	return cl->qlen - cl->pending - cl->waiting;
 }
 
+/* Would a packet of cl charged at `now' wait for its clock, burst spent? */
+static bool carousel_class_ahead(const struct carousel_class *cl, u64 now)
+{
+	return cl->time_next > now + carousel_credit(cl);
+}
+
 /*
  * Is class cl saturated at `now': packets of it are waiting their turn,
  * or a packet charged now would have to wait for its clock while one it
@@ -550,9 +556,7 @@ static bool carousel_class_busy(const struct carousel_class *cl, u64 now)
 {
 	if (cl->waiting)
 		return true;
-	if (!carousel_class_charged(cl))
-		return false;
-	return cl->time_next > now + carousel_credit(cl);
+	return carousel_class_charged(cl) && carousel_class_ahead(cl, now);
 }
 
 /* Sum of the rates of the active classes, counting cl as one. */
@@ -757,6 +761,24 @@ static int carousel_drop(struct sk_buff *skb, struct Qdisc *sch,
 }
 
 /*
+ * Does a flow of class cl that holds `bytes' hold more than `packets'
+ * MTU-sized packets' worth and more than `ns' at its share of the class
+ * (the class's effective rate over the flows it has queued)?  Never when
+ * the flow is alone in its class.
+ */
+static bool carousel_over_share(struct Qdisc *sch,
+				const struct carousel_class *cl, u32 bytes,
+				u32 packets, u32 ns)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+
+	if (cl->flows < 2 ||
+	    bytes <= (u64)packets * psched_mtu(qdisc_dev(sch)))
+		return false;
+	return carousel_tx_ns(q, cl, bytes, NULL) > div_u64(ns, cl->flows);
+}
+
+/*
  * Is flow fl over its budget: more than flow_budget packets' worth of
  * bytes, and more than flow_budget_time at its share of its class (the
  * class's effective rate over the flows it has queued)?  With many flows
@@ -770,11 +792,9 @@ static bool carousel_over_budget(struct Qdisc *sch,
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 
-	if (!q->flow_budget || fl->cl->flows < 2 ||
-	    fl->backlog <= (u64)q->flow_budget * psched_mtu(qdisc_dev(sch)))
-		return false;
-	return carousel_tx_ns(q, fl->cl, fl->backlog, NULL) >
-	       div_u64(q->flow_budget_time, fl->cl->flows);
+	return q->flow_budget &&
+	       carousel_over_share(sch, fl->cl, fl->backlog, q->flow_budget,
+				   q->flow_budget_time);
 }
 
 /*
@@ -791,13 +811,11 @@ static bool carousel_over_time_limit(struct Qdisc *sch,
 				     const struct carousel_flow *fl, u32 len)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
-	u64 bytes = (u64)fl->wait_bytes + len;
 
-	if (!q->flow_limit_time || fl->cl->flows < 2 ||
-	    bytes <= (u64)max(q->flow_budget, 1U) * psched_mtu(qdisc_dev(sch)))
-		return false;
-	return carousel_tx_ns(q, fl->cl, min_t(u64, bytes, U32_MAX), NULL) >
-	       div_u64(q->flow_limit_time, fl->cl->flows);
+	return q->flow_limit_time &&
+	       carousel_over_share(sch, fl->cl,
+				   min_t(u64, (u64)fl->wait_bytes + len, U32_MAX),
+				   max(q->flow_budget, 1U), q->flow_limit_time);
 }
 
 /*
@@ -913,6 +931,19 @@ refuse_horizon:
 }
 
 /*
+ * Past ce_threshold between a packet's own time `at' and its departure,
+ * mark it CE: the delay we add, not the sender's own pacing, is
+ * congestion.
+ */
+static void carousel_mark_ce(struct carousel_sched_data *q,
+			     struct sk_buff *skb, u64 at, u64 depart)
+{
+	if (q->ce_threshold && depart > at + q->ce_threshold &&
+	    INET_ECN_set_ce(skb))
+		q->stat_ce_marks++;
+}
+
+/*
  * skb, due, of flow fl in class cl, waits its turn: at the tail of its
  * flow's FIFO, its own time kept in its cb.  A flow that starts to wait
  * with nothing else queued (`fresh': a ping, a DNS query) joins the
@@ -997,10 +1028,7 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
 				     to_free);
 
-	/* The delay we add, not the sender's own pacing, is congestion. */
-	if (q->ce_threshold && c.depart > at + q->ce_threshold &&
-	    INET_ECN_set_ce(skb))
-		q->stat_ce_marks++;
+	carousel_mark_ce(q, skb, at, c.depart);
 
 queued:
 	fl->qlen++;
@@ -1364,9 +1392,7 @@ static bool carousel_charge_waiting(struct Qdisc *sch, struct sk_buff *skb,
 	cl->time_next = next;
 	cl->tx_rem = rem;
 	fl->tail = depart;
-	if (q->ce_threshold && depart > at + q->ce_threshold &&
-	    INET_ECN_set_ce(skb))
-		q->stat_ce_marks++;
+	carousel_mark_ce(q, skb, at, depart);
 	return true;
 }
 
@@ -1387,11 +1413,10 @@ static void carousel_refill(struct Qdisc *sch, struct carousel_class *cl,
 	bool last;
 
 	while (cl->waiting) {
-		if (carousel_class_charged(cl)) {
-			if (*budget <= CAROUSEL_CHARGE_COST ||
-			    cl->time_next > now + carousel_credit(cl))
-				return;
-		}
+		if (carousel_class_charged(cl) &&
+		    (*budget <= CAROUSEL_CHARGE_COST ||
+		     carousel_class_ahead(cl, now)))
+			return;
 		*budget -= min_t(u32, *budget, CAROUSEL_CHARGE_COST);
 		skb = carousel_next_waiting(sch, cl, budget);
 		/* a drop of its last packet would free a deleted class */
@@ -1505,9 +1530,7 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	cl->pending--;
 	carousel_class_activity(q, cl, was_active);
 	cb->time_to_send = depart;
-	if (q->ce_threshold && depart > at + q->ce_threshold &&
-	    INET_ECN_set_ce(skb))
-		q->stat_ce_marks++;
+	carousel_mark_ce(q, skb, at, depart);
 
 	if (depart <= now && fl->qlen - fl->pending == 1)
 		return true;
