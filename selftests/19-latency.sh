@@ -64,13 +64,7 @@ CE=${CAROUSEL_LAT_CE:-1ms}
 XOPTS=${CAROUSEL_LAT_OPTS:-flow_budget 2 flow_budget_time 250us}
 T=10 NPING=300 IVAL=0.02 MTU=1500
 
-# A netns may only pick an allowed congestion control.
-sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n \
-	net.ipv4.tcp_allowed_congestion_control) dctcp" || fail "allow dctcp"
-for ns in "$NS_S" "$NS_R"; do
-	ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=dctcp ||
-		fail "dctcp in $ns"
-done
+use_dctcp
 
 # loaded NAME PORT: bulk DCTCP to PORT for T s, NPING pings in its middle;
 # prints "replies p50 p99 max goodput_bps".  (It runs in a subshell, so

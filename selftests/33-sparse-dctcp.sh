@@ -29,13 +29,7 @@ setup_pair
 quiet_link
 RATE=50000000
 
-# A netns may only pick an allowed congestion control.
-sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n \
-	net.ipv4.tcp_allowed_congestion_control) dctcp" || fail "allow dctcp"
-for ns in "$NS_S" "$NS_R"; do
-	ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=dctcp ||
-		fail "dctcp in $ns"
-done
+use_dctcp
 
 sparse_run dctcp $RATE "ce_threshold 2ms"
 sparse_check 2 1.25 $RATE

@@ -357,6 +357,19 @@ pair_neigh() {
 }
 
 # ping_ok [COUNT]: COUNT (3) pings from NS_S to IP_R, 200 ms apart, answered.
+# use_dctcp: DCTCP as the congestion control of both ends (NS_S, NS_R);
+# a netns may only pick an allowed one.
+use_dctcp() {
+	local ns
+
+	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n \
+		net.ipv4.tcp_allowed_congestion_control) dctcp" || fail "allow dctcp"
+	for ns in "$NS_S" "$NS_R"; do
+		ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control=dctcp ||
+			fail "dctcp in $ns"
+	done
+}
+
 ping_ok() {
 	ns_s "${PING[@]}" -q -c "${1:-3}" -i 0.2 -W 2 "$IP_R" >/dev/null
 }
