@@ -18,7 +18,8 @@
 # (the flows paced by their own sockets through fq), carousel, and HTB at
 # the same rate.  Asserted, for carousel:
 #   - ping p99 <= max(2 x unloaded p99, 1.25 x floor p99), and <= 0.1 x
-#     HTB's;
+#     HTB's, each plus the allowances of lib/sparse.sh's sparse_check
+#     (the issue's bounds are printed with their verdicts);
 #   - every ping answered, CE marks counted, no packet dropped;
 #   - Jain's index over the 4 flows' goodputs >= 0.95.
 source "$(dirname "$0")/lib.sh"

@@ -20,7 +20,7 @@
 #   - p99 <= max(2 x unloaded p99, 1.25 x floor p99) plus two packet times
 #     of the class and the run's worst watchdog lateness (the bound
 #     itself is printed, with its verdict), p50 likewise without the
-#     lateness, and p99 <= 0.1 x HTB's;
+#     lateness, and p99 <= 0.1 x HTB's plus that lateness;
 #   - every ping answered; the flood loses instead: flow_time_drops > 0,
 #     and no limit or horizon drop (which would fall on any flow);
 #   - the class's wire rate at the receiver within 1% of its rate, and
