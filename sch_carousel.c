@@ -1380,8 +1380,18 @@ static bool carousel_charge_waiting(struct Qdisc *sch, struct sk_buff *skb,
 	u64 at = cb->time_to_send, depart, next;
 	u16 rem;
 
-	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb), at, now,
-				    &next, &rem);
+	/*
+	 * The clock goes on from where it stands, even if a late watchdog
+	 * left it behind the packet's own time: the packet found its class
+	 * busy, and with the clock not ahead of it that means others were
+	 * waiting, back to one that found the clock ahead of its arrival,
+	 * so packets waited all through [time_next, at) and none of it was
+	 * idle.  The refill catches up within the catch-up cap, as after
+	 * any late charge.  The packet leaves no earlier than its own time.
+	 */
+	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb),
+				    min(at, cl->time_next), now, &next, &rem);
+	depart = max(depart, at);
 	cb->time_to_send = depart;
 	/* (a class whose one packet takes longer than a horizon) */
 	if (unlikely(depart > now + q->horizon ||
