@@ -40,10 +40,11 @@ ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 1 timer_slack 2ms |
 	fail "qdisc add"
 ns_s tc class add dev "$DEV" parent 1: classid 1:1 carousel rate $RATE || fail "class add"
 
+receivers=()
 for p in 7400 7401; do
 	bg ns_r "$PYTHON" "$TOOLS/udpflood.py" recv --port $p --seconds $((T - 1)) \
 		--skip 3 --ready "$TMPD/ready.$p" >"$TMPD/recv.$p" 2>"$ART/recv.$p.err"
-	eval "recv_$p=\$BG_PID"
+	receivers+=("$BG_PID")
 	busywait 30000 test -e "$TMPD/ready.$p" || fail "receiver $p did not start"
 done
 bg ns_s "$PYTHON" "$TOOLS/udpflood.py" send --dst "$IP_R" --port 7400 \
@@ -56,10 +57,8 @@ bg ns_s "$PYTHON" "$TOOLS/udpflood.py" send --dst "$IP_R" --port 7401 \
 sparse=$BG_PID
 _wait_pid "$flood" || fail "flood sender failed: $(cat "$ART/send.7400.err")"
 _wait_pid "$sparse" || fail "sparse sender failed: $(cat "$ART/send.7401.err")"
-# shellcheck disable=SC2154
-_wait_pid "$recv_7400" || fail "receiver 7400 failed: $(cat "$ART/recv.7400.err")"
-# shellcheck disable=SC2154
-_wait_pid "$recv_7401" || fail "receiver 7401 failed: $(cat "$ART/recv.7401.err")"
+_wait_pid "${receivers[0]}" || fail "receiver 7400 failed: $(cat "$ART/recv.7400.err")"
+_wait_pid "${receivers[1]}" || fail "receiver 7401 failed: $(cat "$ART/recv.7401.err")"
 for p in 7400 7401; do
 	echo "# port $p: sent $(cat "$TMPD/send.$p"); received $(cat "$TMPD/recv.$p")"
 	cp "$TMPD/send.$p" "$TMPD/recv.$p" "$ART/"

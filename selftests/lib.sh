@@ -356,7 +356,6 @@ pair_neigh() {
 		fail "pair_neigh: neigh $2"
 }
 
-# ping_ok [COUNT]: COUNT (3) pings from NS_S to IP_R, 200 ms apart, answered.
 # use_dctcp: DCTCP as the congestion control of both ends (NS_S, NS_R);
 # a netns may only pick an allowed one.
 use_dctcp() {
@@ -370,6 +369,7 @@ use_dctcp() {
 	done
 }
 
+# ping_ok [COUNT]: COUNT (3) pings from NS_S to IP_R, 200 ms apart, answered.
 ping_ok() {
 	ns_s "${PING[@]}" -q -c "${1:-3}" -i 0.2 -W 2 "$IP_R" >/dev/null
 }
