@@ -2,7 +2,8 @@
 #
 # sch_carousel: a timing-wheel shaper qdisc.
 #
-#   make                     module (for KDIR), the tc plugin and carousel-cgroup
+#   make                     module (for KDIR), the tc plugin, carousel-cgroup and
+#                            carousel-cni (the CNI plugin, Go: tc/cni)
 #   make KDIR=/lib/modules/<ver>/build
 #   make check               unit tests, 60 s of fuzzing, then the selftests in a
 #                            VM on both kernels: on 6.1 those whose result the
@@ -13,7 +14,8 @@
 #   make demo                a VM that shapes real traffic through a few classes
 #   make deps                install what the above need (idempotent)
 #   make install             module under /lib/modules/<ver>/extra (for KDIR), and
-#                            the plugin, carousel-cgroup and tc-carousel(8) (install-user)
+#                            the plugin, carousel-cgroup, tc-carousel(8) and
+#                            carousel-cni in /opt/cni/bin (install-user)
 #   make dkms-install        the module through DKMS for every kernel with headers
 #                            (/lib/modules/<ver>/updates/dkms), and install-user
 #   make uninstall           remove what any of the installs added, for every kernel
@@ -37,6 +39,8 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER)/build) \
 TC_LIB_DIR_INSTALL ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc /usr/lib64/tc) \
 			/usr/lib/tc)
 MAN8DIR ?= /usr/local/share/man/man8
+# Where container runtimes look for CNI plugins.
+CNI_BIN_DIR ?= /opt/cni/bin
 # The kernel release KDIR builds for.
 KREL = $(notdir $(patsubst %/build,%,$(KDIR)))
 
@@ -49,6 +53,7 @@ module:
 
 tc:
 	$(MAKE) -C tc
+	$(MAKE) -C tc/cni
 
 deps:
 	bash scripts/build/deps.sh
@@ -60,10 +65,15 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	bash selftests/fuzz/run.sh $(FUZZ_SECONDS)
 
-check: deps tc
+# The CNI selftest runs carousel-cni beside cnitool, ptp, host-local and
+# the upstream bandwidth plugin, built from the CNI projects' releases.
+cni-refs:
+	$(MAKE) -C tc/cni refs
+
+check: deps tc cni-refs
 	bash scripts/check/check.sh
 
-check-full: deps tc
+check-full: deps tc cni-refs
 	CAROUSEL_TIERS="$${CAROUSEL_TIERS-6.1:full 6.12:full}" bash scripts/check/check.sh
 
 demo: deps tc
@@ -98,6 +108,7 @@ install-user: tc
 	install -D -m 0644 tc/q_carousel.so $(DESTDIR)$(TC_LIB_DIR_INSTALL)/q_carousel.so
 	install -D -m 0755 tc/carousel-cgroup $(DESTDIR)/usr/local/sbin/carousel-cgroup
 	install -D -m 0644 docs/tc-carousel.8 $(DESTDIR)$(MAN8DIR)/tc-carousel.8
+	install -D -m 0755 tc/cni/bin/carousel-cni $(DESTDIR)$(CNI_BIN_DIR)/carousel-cni
 
 dkms-install: tc install-user
 	bash scripts/build/dkms.sh install
@@ -118,15 +129,17 @@ uninstall: dkms-uninstall
 	rm -f $(DESTDIR)$(TC_LIB_DIR_INSTALL)/q_carousel.so
 	rm -f $(DESTDIR)/usr/local/sbin/carousel-cgroup
 	rm -f $(DESTDIR)$(MAN8DIR)/tc-carousel.8
+	rm -f $(DESTDIR)$(CNI_BIN_DIR)/carousel-cni
 	[ ! -d $(DESTDIR)$(MAN8DIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(MAN8DIR)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tc clean
+	$(MAKE) -C tc/cni clean
 	-$(MAKE) -C selftests/unit clean
 	-$(MAKE) -C scripts/bench clean
 	rm -rf build
 
-.PHONY: all module tc deps unit fuzz check check-full check-man style check-install check-debug bench bench-smoke bench-insn \
+.PHONY: all module tc cni-refs deps unit fuzz check check-full check-man style check-install check-debug bench bench-smoke bench-insn \
 	demo install \
 	install-user dkms-install dkms-uninstall uninstall clean

@@ -51,6 +51,18 @@ if [ "$bp_kernel_missing" = 1 ]; then
 		-t bookworm-backports linux-image-amd64 linux-headers-amd64
 fi
 
+# --- Go, for carousel-cni (tc/cni) --------------------------------------
+# Any go the Makefile finds will do (tc/cni/Makefile: PATH, /usr/local/go);
+# where there is none, Debian's 1.23 from bookworm-backports (go.mod asks
+# for 1.23).
+if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ] &&
+   ! ls /usr/lib/go-1.2*/bin/go >/dev/null 2>&1; then
+	echo "deps: installing Go 1.23 from bookworm-backports"
+	$SUDO apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+		-t bookworm-backports golang-1.23-go
+fi
+
 # --- PyPI: virtme-ng ------------------------------------------------------
 # Never into the system's Python: into a venv under the cache, made with
 # Debian's python3 (python3-venv above) so that it does not depend on

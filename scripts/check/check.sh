@@ -85,6 +85,19 @@ fi
 # ---------------------------------------------------------------- fuzzer
 # selftests/fuzz/run.sh: the wheel against its model under libFuzzer, in
 # userspace; one pass, or one failure (a crash, a failed build).
+# carousel-cni's Go tests: configuration, validation, the burst cap (its
+# behaviour on a kernel is selftest 37's).
+if [ -f tc/cni/Makefile ] && [ "${CAROUSEL_SKIP_UNIT:-0}" != 1 ]; then
+	hr "carousel-cni unit tests"
+	if make -s -C tc/cni test 2>&1 | tee "$RES/cni-unit.log"; then
+		PASS=$((PASS + 1))
+		REPORT+=("cni unit: PASS  go vet and go test in tc/cni")
+	else
+		FAIL=$((FAIL + 1))
+		REPORT+=("cni unit: FAIL  $RES/cni-unit.log")
+	fi
+fi
+
 FUZZ_S=${CAROUSEL_FUZZ_SECONDS:-60}
 if [ -f selftests/fuzz/run.sh ] && [ "$FUZZ_S" != 0 ]; then
 	hr "wheel fuzzer, ${FUZZ_S}s"
