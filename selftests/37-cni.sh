@@ -21,71 +21,21 @@
 #   - DEL (twice, the second without prevResult) leaves no ifb, qdisc or
 #     state; GC removes the attachments that are not valid, and only them.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/cni.sh"
 require_carousel
-require_module ifb act_mirred cls_matchall sch_ingress
-require_cmd iperf3 jq
+require_cmd iperf3
 
-BIN=$REPO/tc/cni/bin
-for b in carousel-cni cnitool ptp host-local; do
-	[ -x "$BIN/$b" ] || fail "$BIN/$b is missing (make -C tc/cni all refs)"
-done
-export CNI_PATH=$BIN NETCONFPATH=$TMPD/net.d
+BIN=$CNI_BIN
 NET=carousel-test
-DATA=$TMPD/state
+DATA=$CNI_DATA
 T=8
 IPERF_OMIT=2
 GW=10.77.0.1
-MAXBURST=4294967295		# bits: what runtimes pass when none is set
 
-mkdir -p "$NETCONFPATH"
-cat >"$NETCONFPATH/10-carousel.conflist" <<EOF
-{
-	"cniVersion": "1.1.0",
-	"name": "$NET",
-	"plugins": [
-		{ "type": "ptp", "mtu": 1500,
-		  "ipam": { "type": "host-local", "subnet": "10.77.0.0/24",
-			    "dataDir": "$TMPD/ipam" } },
-		{ "type": "carousel-cni", "capabilities": { "bandwidth": true },
-		  "dataDir": "$DATA" }
-	]
-}
-EOF
+cni_net "$NET" 10.77.0.0/24 \
+	"{ \"type\": \"carousel-cni\", \"capabilities\": { \"bandwidth\": true }, \"dataDir\": \"$DATA\" }"
 PLUGIN_CONF="{\"cniVersion\": \"1.1.0\", \"name\": \"$NET\", \"type\": \"carousel-cni\", \"dataDir\": \"$DATA\""
 
-declare -A POD_IP=() HOST_IF=() POD_CAPS=()
-PODS=()
-
-# pod_add NAME MBIT: a netns NAME-$$ and a cnitool ADD into it, limited to
-# MBIT each way (0: no limits); sets POD_IP[NAME], HOST_IF[NAME].
-pod_add() {
-	local name=$1 mbit=$2 ns=$1-$$ caps='{}' out
-	ip netns add "$ns" || fail "ip netns add $ns"
-	PODS+=("$name")
-	defer ip netns del "$ns"
-	defer env CNI_PATH="$CNI_PATH" NETCONFPATH="$NETCONFPATH" "$BIN/cnitool" del "$NET" "/run/netns/$ns"
-	if [ "$mbit" != 0 ]; then
-		caps=$(printf '{"bandwidth": {"ingressRate": %d, "ingressBurst": %d, "egressRate": %d, "egressBurst": %d}}' \
-			$((mbit * 1000000)) "$MAXBURST" $((mbit * 1000000)) "$MAXBURST")
-	fi
-	POD_CAPS[$name]=$caps
-	CAP_ARGS=$caps "$BIN/cnitool" add "$NET" "/run/netns/$ns" \
-		>"$ART/add-$name.json" 2>"$ART/add-$name.err" ||
-		{ cat "$ART/add-$name.err" >&2; fail "cnitool add $name"; }
-	out=$(jq -r '.ips[0].address' "$ART/add-$name.json")
-	POD_IP[$name]=${out%/*}
-	HOST_IF[$name]=$(jq -r '.interfaces[] | select(.sandbox == null or .sandbox == "") | .name' \
-		"$ART/add-$name.json" | grep -v '^ccni' | head -n1)
-	[ -n "${POD_IP[$name]}" ] && [ -n "${HOST_IF[$name]}" ] ||
-		fail "cnitool add $name: no address or host interface in its result"
-	ip netns exec "$ns" ip link set lo up
-	log "pod $name: ${POD_IP[$name]}, host side ${HOST_IF[$name]}, ${mbit} Mbit"
-}
-
-in_pod() { local p=$1; shift; ip netns exec "$p-$$" "$@"; }
-# cni CMD POD: cnitool CMD for POD, with its capability arguments, as a
-# runtime passes them to every command.
-cni() { CAP_ARGS=${POD_CAPS[$2]} "$BIN/cnitool" "$1" "$NET" "/run/netns/$2-$$"; }
 state_files() { find "$DATA" -type f 2>/dev/null | wc -l; }
 ifbs() { ip -o link show type ifb | grep -c ' ccni' || true; }
 carousels() { tc qdisc show | grep -c '^qdisc carousel' || true; }
@@ -104,10 +54,10 @@ log "STATUS without the module: exit $rc: $out"
 
 # ---- ADD
 for p in 5 10 20 0; do
-	pod_add "p$p" "$p"
+	pod_add "$NET" "p$p" "$p"
 done
 for p in 5 10 20; do
-	grep -q "ingress burst of 536870911 bytes capped to $((p * 1000000 / 8 / 50)) bytes" \
+	grep -q "ingress burst of $((CNI_MAXBURST / 8)) bytes capped to $((p * 1000000 / 8 / 50)) bytes" \
 		"$ART/add-p$p.err" || check_fail "p$p: the ingress burst cap was not logged"
 	assert_eq "p$p: class 1:1 burst on ${HOST_IF[p$p]}" \
 		"$(tc_json class show dev "${HOST_IF[p$p]}" | jq -r '.[] | select(.handle == "1:1") | (.options.burst // .burst)')" \
@@ -210,8 +160,8 @@ assert_eq "carousels after DEL" "$(carousels)" 0
 assert_eq "state files after DEL" "$(state_files)" 0
 
 # ---- GC: two pods again; only the one GC is told about stays
-pod_add g1 5
-pod_add g2 5
+pod_add "$NET" g1 5
+pod_add "$NET" g2 5
 assert_eq "ifbs before GC" "$(ifbs)" 2
 keep=$(jq -c '{containerID, ifname}' "$DATA/$NET"/* | head -n1)
 keep_id=$(echo "$keep" | jq -r .containerID)

@@ -107,6 +107,17 @@ func (c *NetConf) dataDir() string {
 	return c.DataDir
 }
 
+// parseConfigDel reads only what DEL and GC need (the network's name and
+// dataDir): an attachment made under an older or broken configuration
+// can still be removed.
+func parseConfigDel(stdin []byte) (*NetConf, error) {
+	conf := NetConf{}
+	if err := json.Unmarshal(stdin, &conf); err != nil {
+		return nil, fmt.Errorf("failed to parse network configuration: %v", err)
+	}
+	return &conf, nil
+}
+
 func parseConfig(stdin []byte) (*NetConf, error) {
 	conf := NetConf{}
 	if err := json.Unmarshal(stdin, &conf); err != nil {
@@ -151,9 +162,9 @@ func limit(rateBits, burstBits uint64) *Limit {
 	if l.Rate == 0 {
 		l.Rate = 1
 	}
-	capBytes := l.Rate * uint64(burstCapTime) / uint64(time.Second)
-	if l.Rate > math.MaxUint64/uint64(burstCapTime) {
-		capBytes = math.MaxUint32
+	capBytes := uint64(math.MaxUint32)
+	if l.Rate <= math.MaxUint64/uint64(burstCapTime) {
+		capBytes = l.Rate * uint64(burstCapTime) / uint64(time.Second)
 	}
 	burst := l.Requested
 	if burst > capBytes {

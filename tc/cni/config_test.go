@@ -82,3 +82,11 @@ func TestStatePathRejectsTraversal(t *testing.T) {
 		t.Errorf("a container ID with a slash named a state file")
 	}
 }
+
+func TestStatePathsDoNotCollide(t *testing.T) {
+	a, _ := statePath("/d", "n", "abc-x", "eth0")
+	b, _ := statePath("/d", "n", "abc", "x-eth0")
+	if a == b {
+		t.Errorf("two attachments share the state file %s", a)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/containernetworking/plugins/pkg/netlinksafe"
 	"github.com/vishvananda/netlink"
@@ -38,12 +39,7 @@ func ifbAlias(network, containerID, ifname string) string {
 }
 
 func createIfb(name, alias string, mtu int) (netlink.Link, error) {
-	ifb := &netlink.Ifb{LinkAttrs: netlink.LinkAttrs{
-		Name:  name,
-		MTU:   mtu,
-		// The ifb queues nothing itself: its root carousel does.
-		TxQLen: 1000,
-	}}
+	ifb := &netlink.Ifb{LinkAttrs: netlink.LinkAttrs{Name: name, MTU: mtu}}
 	if err := netlink.LinkAdd(ifb); err != nil {
 		return nil, fmt.Errorf("adding ifb %s: %w", name, err)
 	}
@@ -76,13 +72,16 @@ func delLink(name string) error {
 	return nil
 }
 
+// hasClsact says whether link has a clsact, or an ingress qdisc (which
+// takes the same filters on its ingress hook).
 func hasClsact(link netlink.Link) (bool, error) {
 	qdiscs, err := netlinksafe.QdiscList(link)
 	if err != nil {
 		return false, err
 	}
 	for _, q := range qdiscs {
-		if q.Attrs().Parent == netlink.HANDLE_CLSACT && q.Type() == "clsact" {
+		if q.Attrs().Parent == netlink.HANDLE_CLSACT &&
+			(q.Type() == "clsact" || q.Type() == "ingress") {
 			return true, nil
 		}
 	}
@@ -101,11 +100,15 @@ func clsact(link netlink.Link) netlink.Qdisc {
 }
 
 // addRedirect sends everything that reaches link's ingress to ifb,
-// adding clsact first if the caller found none (hasClsact) and so owns it.
-func addRedirect(link, ifb netlink.Link, addClsact bool) error {
+// adding clsact first if the caller found none (hasClsact).  It says
+// whether it added clsact: one that appeared in between is not its own.
+func addRedirect(link, ifb netlink.Link, addClsact bool) (bool, error) {
 	if addClsact {
-		if err := netlink.QdiscAdd(clsact(link)); err != nil {
-			return fmt.Errorf("adding clsact to %s: %w", link.Attrs().Name, err)
+		err := netlink.QdiscAdd(clsact(link))
+		if errors.Is(err, syscall.EEXIST) {
+			addClsact = false
+		} else if err != nil {
+			return false, fmt.Errorf("adding clsact to %s: %w", link.Attrs().Name, err)
 		}
 	}
 	filter := &netlink.MatchAll{
@@ -119,15 +122,21 @@ func addRedirect(link, ifb netlink.Link, addClsact bool) error {
 		Actions: []netlink.Action{netlink.NewMirredAction(ifb.Attrs().Index)},
 	}
 	if err := netlink.FilterAdd(filter); err != nil {
-		return fmt.Errorf("redirecting %s to %s: %w",
+		return addClsact, fmt.Errorf("redirecting %s to %s: %w",
 			link.Attrs().Name, ifb.Attrs().Name, err)
 	}
-	return nil
+	return addClsact, nil
 }
 
-func listIngressFilters(link netlink.Link) ([]netlink.Filter, error) {
+// ours says whether f is carousel-cni's redirect filter.
+func ours(f netlink.Filter) bool {
+	m, ok := f.(*netlink.MatchAll)
+	return ok && m.Priority == redirectPrio && m.Handle == redirectHandle
+}
+
+func listFilters(link netlink.Link, parent uint32) ([]netlink.Filter, error) {
 	for try := 0; ; try++ {
-		f, err := netlink.FilterList(link, netlink.HANDLE_MIN_INGRESS)
+		f, err := netlink.FilterList(link, parent)
 		if !errors.Is(err, nl.ErrDumpInterrupted) || try == 10 {
 			return f, err
 		}
@@ -137,16 +146,15 @@ func listIngressFilters(link netlink.Link) ([]netlink.Filter, error) {
 // redirectTo says which ifindex link's redirect filter sends to, 0 if
 // it has none.
 func redirectTo(link netlink.Link) (int, error) {
-	filters, err := listIngressFilters(link)
+	filters, err := listFilters(link, netlink.HANDLE_MIN_INGRESS)
 	if err != nil {
 		return 0, err
 	}
 	for _, f := range filters {
-		m, ok := f.(*netlink.MatchAll)
-		if !ok || m.Priority != redirectPrio {
+		if !ours(f) {
 			continue
 		}
-		for _, a := range m.Actions {
+		for _, a := range f.(*netlink.MatchAll).Actions {
 			if r, ok := a.(*netlink.MirredAction); ok &&
 				r.MirredAction == netlink.TCA_EGRESS_REDIR {
 				return r.Ifindex, nil
@@ -156,25 +164,31 @@ func redirectTo(link netlink.Link) (int, error) {
 	return 0, nil
 }
 
-// delRedirect undoes addRedirect: the filter, and clsact if ADD added it.
+// delRedirect undoes addRedirect: its filter, and clsact if ADD added it
+// and no one else's filter is on it now.
 func delRedirect(link netlink.Link, ownClsact bool) error {
-	if ownClsact {
-		if err := netlink.QdiscDel(clsact(link)); err != nil && !isGone(err) {
-			return fmt.Errorf("deleting clsact of %s: %w", link.Attrs().Name, err)
-		}
-		return nil
-	}
-	filters, err := listIngressFilters(link)
+	filters, err := listFilters(link, netlink.HANDLE_MIN_INGRESS)
 	if err != nil {
 		return err
 	}
+	others := 0
 	for _, f := range filters {
-		if f.Attrs().Priority == redirectPrio {
-			if err := netlink.FilterDel(f); err != nil && !isGone(err) {
-				return fmt.Errorf("deleting the redirect of %s: %w",
-					link.Attrs().Name, err)
-			}
+		if !ours(f) {
+			others++
+			continue
 		}
+		if err := netlink.FilterDel(f); err != nil && !isGone(err) {
+			return fmt.Errorf("deleting the redirect of %s: %w", link.Attrs().Name, err)
+		}
+	}
+	if !ownClsact || others > 0 {
+		return nil
+	}
+	if egress, err := listFilters(link, netlink.HANDLE_MIN_EGRESS); err != nil || len(egress) > 0 {
+		return err
+	}
+	if err := netlink.QdiscDel(clsact(link)); err != nil && !isGone(err) {
+		return fmt.Errorf("deleting clsact of %s: %w", link.Attrs().Name, err)
 	}
 	return nil
 }

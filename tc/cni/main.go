@@ -18,6 +18,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func hostInterface(result *current.Result, ifName, netnsPath string) (netlink.Li
 	}
 	link, err := netlink.LinkByIndex(peer)
 	if err != nil {
-		return nil, fmt.Errorf("veth peer with index %d is not in the host netns", peer)
+		return nil, fmt.Errorf("veth peer with index %d is not in the host netns: %w", peer, err)
 	}
 	for _, iface := range result.Interfaces {
 		if iface.Sandbox == "" && iface.Name == link.Attrs().Name {
@@ -79,26 +80,31 @@ func logCap(dir string, l *Limit) {
 	}
 }
 
+// made says which of an attachment's objects to remove.
+type made struct{ ingress, redirect, ifb bool }
+
 // teardown undoes what st says ADD made; what is gone already is fine.
 func teardown(st *State) error {
+	return teardownParts(st, made{st.Ingress != nil, st.Ifb != "", st.Ifb != ""})
+}
+
+func teardownParts(st *State, m made) error {
 	var errs []error
 	host, err := netlink.LinkByIndex(st.HostIndex)
-	if err == nil && host.Attrs().Name != st.HostIf {
-		host = nil // the index was reused: not ours
-	} else if err != nil {
-		host = nil
+	if err != nil || host.Attrs().Name != st.HostIf {
+		host = nil // gone, or the index was reused: not ours
 	}
-	if host != nil && st.Ingress != nil {
+	if host != nil && m.ingress {
 		if err := delShaper(st.HostIndex); err != nil && !isGone(err) {
 			errs = append(errs, err)
 		}
 	}
-	if host != nil && st.Ifb != "" {
+	if host != nil && m.redirect {
 		if err := delRedirect(host, st.OwnClsact); err != nil && !isGone(err) {
 			errs = append(errs, err)
 		}
 	}
-	if st.Ifb != "" {
+	if m.ifb {
 		if err := delLink(st.Ifb); err != nil {
 			errs = append(errs, err)
 		}
@@ -111,12 +117,26 @@ func cmdAdd(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
+	if conf.PrevResult == nil {
+		return fmt.Errorf("must be called as chained plugin")
+	}
+	dir := conf.dataDir()
+
+	// An ADD again for the same attachment starts from nothing.
+	if old, err := loadState(dir, conf.Name, args.ContainerID, args.IfName); err != nil {
+		return err
+	} else if old != nil {
+		if err := teardown(old); err != nil {
+			return err
+		}
+		if err := removeState(dir, old.Network, old.ContainerID, old.IfName); err != nil {
+			return err
+		}
+	}
+
 	bw := conf.bandwidth()
 	if bw == nil || bw.isZero() {
 		return types.PrintResult(conf.PrevResult, conf.CNIVersion)
-	}
-	if conf.PrevResult == nil {
-		return fmt.Errorf("must be called as chained plugin")
 	}
 	result, err := current.NewResultFromResult(conf.PrevResult)
 	if err != nil {
@@ -127,16 +147,6 @@ func cmdAdd(args *skel.CmdArgs) error {
 		return err
 	}
 	ce, _ := conf.ceThreshold()
-	dir := conf.dataDir()
-
-	// An ADD again for the same attachment starts from nothing.
-	if old, err := loadState(dir, conf.Name, args.ContainerID, args.IfName); err != nil {
-		return err
-	} else if old != nil {
-		if err := teardown(old); err != nil {
-			return err
-		}
-	}
 
 	st := &State{
 		Network:     conf.Name,
@@ -157,14 +167,21 @@ func cmdAdd(args *skel.CmdArgs) error {
 		st.OwnClsact = !had
 	}
 	// The state is written before anything is made, so that a DEL or
-	// GC after a failure anywhere below removes what was made.
+	// GC after a crash anywhere below removes what was made.
 	if err := st.save(dir); err != nil {
 		return fmt.Errorf("saving state in %s: %w", dir, err)
 	}
 
-	err = add(st, host, result)
+	var m made
+	err = add(st, host, result, &m)
+	if err == nil {
+		// clsact may have been added by someone else in between.
+		err = st.save(dir)
+	}
 	if err != nil {
-		if terr := teardown(st); terr == nil {
+		// Only what this ADD made goes: a root qdisc or clsact that
+		// was there before is not carousel-cni's.
+		if terr := teardownParts(st, m); terr == nil {
 			_ = removeState(dir, st.Network, st.ContainerID, st.IfName)
 		}
 		return err
@@ -174,11 +191,12 @@ func cmdAdd(args *skel.CmdArgs) error {
 	return types.PrintResult(result, conf.CNIVersion)
 }
 
-func add(st *State, host netlink.Link, result *current.Result) error {
+func add(st *State, host netlink.Link, result *current.Result, m *made) error {
 	if st.Ingress != nil {
 		if err := addShaper(host.Attrs().Index, st.Ingress, st.CENs); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", host.Attrs().Name, err)
 		}
+		m.ingress = true
 	}
 	if st.Egress == nil {
 		return nil
@@ -188,10 +206,12 @@ func add(st *State, host netlink.Link, result *current.Result) error {
 	if err != nil {
 		return err
 	}
+	m.ifb = true
 	if err := addShaper(ifb.Attrs().Index, st.Egress, st.CENs); err != nil {
 		return err
 	}
-	if err := addRedirect(host, ifb, st.OwnClsact); err != nil {
+	m.redirect = true
+	if st.OwnClsact, err = addRedirect(host, ifb, st.OwnClsact); err != nil {
 		return err
 	}
 	result.Interfaces = append(result.Interfaces, &current.Interface{
@@ -202,19 +222,25 @@ func add(st *State, host netlink.Link, result *current.Result) error {
 }
 
 func cmdDel(args *skel.CmdArgs) error {
-	conf, err := parseConfig(args.StdinData)
+	conf, err := parseConfigDel(args.StdinData)
 	if err != nil {
 		return err
 	}
 	dir := conf.dataDir()
 	st, err := loadState(dir, conf.Name, args.ContainerID, args.IfName)
 	if err != nil {
-		return err
+		// A state that cannot be read must not keep a pod from
+		// going: remove what can be found by name, and the state.
+		fmt.Fprintf(os.Stderr, "carousel-cni: %v: removing what its name finds\n", err)
+		st = nil
 	}
 	if st == nil {
 		// Nothing recorded: at most an ifb of an ADD that failed
 		// before its state was written.
-		return delLink(ifbName(conf.Name, args.ContainerID, args.IfName))
+		if err := delLink(ifbName(conf.Name, args.ContainerID, args.IfName)); err != nil {
+			return err
+		}
+		return removeState(dir, conf.Name, args.ContainerID, args.IfName)
 	}
 	if err := teardown(st); err != nil {
 		return err
@@ -268,6 +294,9 @@ func cmdCheck(args *skel.CmdArgs) error {
 		if err != nil {
 			return fmt.Errorf("egress ifb %s: %w", name, err)
 		}
+		if ifb.Attrs().Flags&net.FlagUp == 0 {
+			return fmt.Errorf("egress ifb %s is down: the pod's egress is dropped", name)
+		}
 		s, err := readShaper(ifb.Attrs().Index)
 		if err != nil {
 			return err
@@ -290,7 +319,7 @@ func cmdCheck(args *skel.CmdArgs) error {
 // cni.dev/valid-attachments: by its state file, and any ifb whose alias
 // names it (an ADD that died before its state was written).
 func cmdGC(args *skel.CmdArgs) error {
-	conf, err := parseConfig(args.StdinData)
+	conf, err := parseConfigDel(args.StdinData)
 	if err != nil {
 		return err
 	}
@@ -299,11 +328,8 @@ func cmdGC(args *skel.CmdArgs) error {
 		valid[a] = true
 	}
 	dir := conf.dataDir()
-	states, err := networkStates(dir, conf.Name)
-	if err != nil {
-		return err
-	}
-	var errs []error
+	// Whatever fails, GC goes on with the rest and reports it all.
+	states, errs := networkStates(dir, conf.Name)
 	for _, st := range states {
 		if valid[types.GCAttachment{ContainerID: st.ContainerID, IfName: st.IfName}] {
 			continue
@@ -321,8 +347,11 @@ func cmdGC(args *skel.CmdArgs) error {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, l := range links {
+		// An ifb is carousel-cni's if its alias names an attachment
+		// and its name is that attachment's.
 		f := strings.Fields(l.Attrs().Alias)
-		if l.Type() != "ifb" || len(f) != 4 || f[0] != aliasPrefix || f[1] != conf.Name {
+		if l.Type() != "ifb" || len(f) != 4 || f[0] != aliasPrefix || f[1] != conf.Name ||
+			l.Attrs().Name != ifbName(f[1], f[2], f[3]) {
 			continue
 		}
 		if valid[types.GCAttachment{ContainerID: f[2], IfName: f[3]}] {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// One file per attachment, <dataDir>/<network>/<containerID>-<ifname>,
+// One file per attachment, <dataDir>/<network>/<containerID>/<ifname>,
 // says what ADD made, so that DEL without prevResult and GC undo exactly
-// that.
+// that.  (skel has validated both names: no slash, no NUL.)
 
 package main
 
@@ -42,7 +42,7 @@ func statePath(dir, network, containerID, ifname string) (string, error) {
 			return "", err
 		}
 	}
-	return filepath.Join(dir, network, containerID+"-"+ifname), nil
+	return filepath.Join(dir, network, containerID, ifname), nil
 }
 
 func (s *State) save(dir string) error {
@@ -57,11 +57,26 @@ func (s *State) save(dir string) error {
 	if err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	// Written whole or not at all: a temporary file (a name no
+	// interface can have), synced, then renamed over.
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, p)
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // loadState returns nil, nil when there is no state.
@@ -70,7 +85,12 @@ func loadState(dir, network, containerID, ifname string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadStateFile(p)
+	s, err := loadStateFile(p)
+	if err == nil && s != nil &&
+		(s.Network != network || s.ContainerID != containerID || s.IfName != ifname) {
+		return nil, fmt.Errorf("state file %s names another attachment", p)
+	}
+	return s, err
 }
 
 func loadStateFile(p string) (*State, error) {
@@ -96,33 +116,33 @@ func removeState(dir, network, containerID, ifname string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	// The container's directory goes with its last attachment.
+	_ = os.Remove(filepath.Dir(p))
 	return nil
 }
 
-// networkStates lists the state files of one network.
-func networkStates(dir, network string) ([]*State, error) {
+// networkStates lists the state files of one network.  A file that
+// cannot be read is reported in errs and skipped.
+func networkStates(dir, network string) (states []*State, errs []error) {
 	if err := safeName(network); err != nil {
-		return nil, err
+		return nil, []error{err}
 	}
-	ents, err := os.ReadDir(filepath.Join(dir, network))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	files, err := filepath.Glob(filepath.Join(dir, network, "*", "*"))
 	if err != nil {
-		return nil, err
+		return nil, []error{err}
 	}
-	var states []*State
-	for _, e := range ents {
-		if e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
+	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), ".") {
 			continue
 		}
-		s, err := loadStateFile(filepath.Join(dir, network, e.Name()))
+		s, err := loadStateFile(f)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		if s != nil {
 			states = append(states, s)
 		}
 	}
-	return states, nil
+	return states, errs
 }

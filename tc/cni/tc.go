@@ -8,7 +8,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"syscall"
@@ -55,20 +54,34 @@ func tcRequest(cmd, flags int, ifindex int, handle, parent uint32) *nl.NetlinkRe
 	return req
 }
 
-func u32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
-func u64(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+// Netlink carries numbers in the host's byte order.
+func u32(v uint32) []byte {
+	b := make([]byte, 4)
+	nl.NativeEndian().PutUint32(b, v)
+	return b
+}
 
-// addShaper replaces the root qdisc of ifindex with a carousel whose
-// class 1:1, the default, has the given limit.
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	nl.NativeEndian().PutUint64(b, v)
+	return b
+}
+
+// addShaper puts a carousel, whose class 1:1 (the default) has the given
+// limit, as the root qdisc of ifindex, in place of the device's default
+// root only: a root someone configured is not replaced (EEXIST).
 func addShaper(ifindex int, l *Limit, ceNs uint32) error {
-	req := tcRequest(unix.RTM_NEWQDISC, unix.NLM_F_CREATE|unix.NLM_F_REPLACE,
+	req := tcRequest(unix.RTM_NEWQDISC, unix.NLM_F_CREATE|unix.NLM_F_EXCL,
 		ifindex, shaperHandle, tcHRoot)
 	req.AddData(nl.NewRtAttr(nl.TCA_KIND, nl.ZeroTerminated("carousel")))
 	opts := nl.NewRtAttr(nl.TCA_OPTIONS|unix.NLA_F_NESTED, nil)
 	opts.AddRtAttr(tcaCarouselDefault, u32(shaperMinor))
 	opts.AddRtAttr(tcaCarouselCEThreshold, u32(ceNs))
 	req.AddData(opts)
-	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
+	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); errors.Is(err, syscall.EEXIST) {
+		return fmt.Errorf("ifindex %d has a root qdisc already, which carousel-cni does not replace: %w",
+			ifindex, err)
+	} else if err != nil {
 		return fmt.Errorf("carousel qdisc on ifindex %d: %w", ifindex, err)
 	}
 
@@ -92,8 +105,7 @@ func delShaper(ifindex int) error {
 		return err
 	}
 	req := tcRequest(unix.RTM_DELQDISC, 0, ifindex, shaperHandle, tcHRoot)
-	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil &&
-		err != syscall.ENOENT && err != syscall.ENODEV {
+	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil && !isGone(err) {
 		return fmt.Errorf("deleting the carousel qdisc on ifindex %d: %w", ifindex, err)
 	}
 	return nil
@@ -175,11 +187,11 @@ func readShaper(ifindex int) (*Shaper, error) {
 		for _, o := range opts {
 			switch o.Attr.Type {
 			case tcaCarouselDefault:
-				s.Default = binary.LittleEndian.Uint32(o.Value)
+				s.Default = nl.NativeEndian().Uint32(o.Value)
 			case tcaCarouselCEThreshold:
-				s.CEThreshold = binary.LittleEndian.Uint32(o.Value)
+				s.CEThreshold = nl.NativeEndian().Uint32(o.Value)
 			case tcaCarouselRate:
-				s.Ceiling = binary.LittleEndian.Uint64(o.Value)
+				s.Ceiling = nl.NativeEndian().Uint64(o.Value)
 			}
 		}
 	}
@@ -203,9 +215,9 @@ func readShaper(ifindex int) (*Shaper, error) {
 		for _, o := range opts {
 			switch o.Attr.Type {
 			case tcaCarouselClassRate:
-				s.Class.Rate = binary.LittleEndian.Uint64(o.Value)
+				s.Class.Rate = nl.NativeEndian().Uint64(o.Value)
 			case tcaCarouselClassBurst:
-				s.Class.Burst = binary.LittleEndian.Uint32(o.Value)
+				s.Class.Burst = nl.NativeEndian().Uint32(o.Value)
 			}
 		}
 	}
