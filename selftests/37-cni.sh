@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
 # tier: compat
+# compat: veth, ifb, clsact, matchall and mirred as the CNI plugin uses them
 #
 # carousel-cni, the CNI plugin (tc/cni), driven as a container runtime
 # drives it: cnitool (built from the CNI project) with a conflist that
@@ -66,8 +67,8 @@ done
 assert_eq "ifbs (one per limited pod)" "$(ifbs)" 3
 assert_eq "carousels (two per limited pod)" "$(carousels)" 6
 assert_eq "state files" "$(state_files)" 3
-assert_eq "no qdisc for the pod without limits" \
-	"$(tc qdisc show dev "${HOST_IF[p0]}" | grep -c carousel)" 0
+assert_eq "the pod without limits: its veth's root qdisc" \
+	"$(tc -j qdisc show dev "${HOST_IF[p0]}" | jq -r '.[] | select(.root) | .kind')" noqueue
 
 # ---- rates, into the pods and out of them
 # iperf_pair DIR: TCP to (in) or from (out) the three limited pods at
@@ -163,13 +164,14 @@ assert_eq "state files after DEL" "$(state_files)" 0
 pod_add "$NET" g1 5
 pod_add "$NET" g2 5
 assert_eq "ifbs before GC" "$(ifbs)" 2
-keep=$(jq -c '{containerID, ifname}' "$DATA/$NET"/* | head -n1)
+keep=$(jq -c '{containerID, ifname}' "$DATA/$NET"/*/* | head -n1)
+[ -n "$keep" ] || fail "no state file of g1 or g2 in $DATA/$NET"
 keep_id=$(echo "$keep" | jq -r .containerID)
 echo "$PLUGIN_CONF, \"cni.dev/valid-attachments\": [$keep]}" |
 	CNI_COMMAND=GC CNI_PATH=$BIN "$BIN/carousel-cni" || check_fail "GC failed"
 assert_eq "ifbs after GC" "$(ifbs)" 1
 assert_eq "carousels after GC" "$(carousels)" 2
-assert_eq "the state GC kept" "$(jq -r .containerID "$DATA/$NET"/*)" "$keep_id"
+assert_eq "the state GC kept" "$(jq -r .containerID "$DATA/$NET"/*/*)" "$keep_id"
 echo "$PLUGIN_CONF, \"cni.dev/valid-attachments\": []}" |
 	CNI_COMMAND=GC CNI_PATH=$BIN "$BIN/carousel-cni" || check_fail "GC failed"
 assert_eq "ifbs after GC of all" "$(ifbs)" 0

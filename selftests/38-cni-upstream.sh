@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 240
 # tier: compat
+# compat: a pod socket keeps its packets across the veth into the ifb (backpressure)
 #
 # carousel-cni beside the plugin it replaces, in one boot: two networks
 # chain ptp with carousel-cni ("cc") and with the upstream bandwidth
@@ -13,8 +14,9 @@
 #     carousel-cni <= 0.25 x upstream's (its tbf holds a 25 ms queue in
 #     one FIFO; carousel lets the sparse ping go between the bulk flows).
 #     Measured on every kernel, asserted in tier main (6.12 in make
-#     check): on 6.1 the ratio was 0.17-0.24 over four runs, against
-#     0.13-0.16 on 6.12, the same 6.1 ping tail as selftests 33 and 35.
+#     check): on 6.1 the ratio was 0.17-0.25 over five runs (0.252 in
+#     one: over), against 0.13-0.17 in three on 6.12, the same 6.1 ping
+#     tail as selftests 33 and 35.
 #   - UDP senders at twice the rate, from the host into the pod and from
 #     the pod out: carousel-cni loses <= 1%, and less than upstream, each
 #     way, and delivers the rate within 2%.  Both ways the sender's socket
@@ -108,7 +110,9 @@ for dir in in out; do
 	log "UDP at 2x, $dir: carousel-cni loss ${loss_cc}% goodput $bps_cc;" \
 		"upstream bandwidth loss ${loss_bw}% goodput $bps_bw (bit/s)"
 	check_within "carousel-cni UDP goodput, $dir" "$bps_cc" "$want" 2
-	awk -v c="$loss_cc" -v b="$loss_bw" 'BEGIN { exit !(c != "" && c <= 1 && c < b) }' ||
+	awk -v c="$loss_cc" -v b="$loss_bw" 'BEGIN {
+		num = "^[0-9.]+$"
+		exit !(c ~ num && b ~ num && c + 0 <= 1 && c + 0 < b + 0) }' ||
 		check_fail "UDP $dir: carousel-cni lost ${loss_cc}%, upstream ${loss_bw}%"
 done
 exit 0
