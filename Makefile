@@ -130,6 +130,8 @@ uninstall: dkms-uninstall
 	rm -f $(DESTDIR)/usr/local/sbin/carousel-cgroup
 	rm -f $(DESTDIR)$(MAN8DIR)/tc-carousel.8
 	rm -f $(DESTDIR)$(CNI_BIN_DIR)/carousel-cni
+	for d in $(DESTDIR)$(CNI_BIN_DIR) $(dir $(DESTDIR)$(CNI_BIN_DIR)); do \
+		[ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d; done
 	[ ! -d $(DESTDIR)$(MAN8DIR) ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(MAN8DIR)
 
 clean:

@@ -59,7 +59,7 @@ TC_LIB=$(for d in /usr/lib/x86_64-linux-gnu/tc /usr/lib/tc /usr/lib64/tc; do
 TC_LIB=${TC_LIB:-/usr/lib/tc}
 # Everything an install (module, DKMS, plugin, tool, man page) writes under.
 WATCH=(/lib/modules /usr/src /var/lib/dkms /usr/local "$TC_LIB" /etc/dkms
-       /etc/modprobe.d /etc/modules-load.d)
+       /etc/modprobe.d /etc/modules-load.d /opt)
 
 # One vCPU: loading a module by name needs no SMP, it halves the load on a
 # machine whose other VM tests are timing-sensitive, and under TCG it rules
@@ -88,7 +88,8 @@ ours() {
 	local p
 	for p in /var/lib/dkms/$PKG /usr/src/$PKG-* /lib/modules/*/extra/$PKG.ko* \
 		 /lib/modules/*/updates/dkms/$PKG.ko* "$TC_LIB/q_carousel.so" \
-		 /usr/local/sbin/carousel-cgroup /usr/local/share/man/man8/tc-carousel.8; do
+		 /usr/local/sbin/carousel-cgroup /usr/local/share/man/man8/tc-carousel.8 \
+		 /opt/cni/bin/carousel-cni; do
 		[ -e "$p" ] && echo "$p"
 	done
 	return 0
@@ -312,8 +313,9 @@ for kv in "${KVERS[@]}"; do
 	fi
 done
 man_path=$(man -w tc-carousel 2>/dev/null || true)
-if [ -n "$man_path" ] && [ -e "$TC_LIB/q_carousel.so" ] && [ -x /usr/local/sbin/carousel-cgroup ]; then
-	pass "make install: man page $man_path, plugin in $TC_LIB, /usr/local/sbin/carousel-cgroup"
+if [ -n "$man_path" ] && [ -e "$TC_LIB/q_carousel.so" ] && [ -x /usr/local/sbin/carousel-cgroup ] &&
+   [ -x /opt/cni/bin/carousel-cni ]; then
+	pass "make install: man page $man_path, plugin in $TC_LIB, /usr/local/sbin/carousel-cgroup, /opt/cni/bin/carousel-cni"
 else
 	fail "make install: man page '${man_path:-none}', plugin or tool missing"
 fi
