@@ -47,10 +47,13 @@ func createIfb(name, alias string, mtu int) (netlink.Link, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A half-made ifb goes at once: GC finds ifbs by their alias.
 	if err := netlink.LinkSetAlias(link, alias); err != nil {
+		_ = netlink.LinkDel(link)
 		return nil, fmt.Errorf("naming ifb %s: %w", name, err)
 	}
 	if err := netlink.LinkSetUp(link); err != nil {
+		_ = netlink.LinkDel(link)
 		return nil, fmt.Errorf("setting ifb %s up: %w", name, err)
 	}
 	return link, nil
@@ -75,14 +78,19 @@ func delLink(name string) error {
 // hasClsact says whether link has a clsact, or an ingress qdisc (which
 // takes the same filters on its ingress hook).
 func hasClsact(link netlink.Link) (bool, error) {
+	return hasKind(link, "clsact", "ingress")
+}
+
+func hasKind(link netlink.Link, kinds ...string) (bool, error) {
 	qdiscs, err := netlinksafe.QdiscList(link)
 	if err != nil {
 		return false, err
 	}
 	for _, q := range qdiscs {
-		if q.Attrs().Parent == netlink.HANDLE_CLSACT &&
-			(q.Type() == "clsact" || q.Type() == "ingress") {
-			return true, nil
+		for _, k := range kinds {
+			if q.Attrs().Parent == netlink.HANDLE_CLSACT && q.Type() == k {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
@@ -183,6 +191,11 @@ func delRedirect(link netlink.Link, ownClsact bool) error {
 	}
 	if !ownClsact || others > 0 {
 		return nil
+	}
+	// Gone already (the kernel answers EINVAL then, not ENOENT), or
+	// an ingress qdisc now: not ours to delete.
+	if has, err := hasKind(link, "clsact"); err != nil || !has {
+		return err
 	}
 	if egress, err := listFilters(link, netlink.HANDLE_MIN_EGRESS); err != nil || len(egress) > 0 {
 		return err

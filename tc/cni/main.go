@@ -91,8 +91,14 @@ func teardown(st *State) error {
 func teardownParts(st *State, m made) error {
 	var errs []error
 	host, err := netlink.LinkByIndex(st.HostIndex)
+	if err != nil && !isGone(err) {
+		return err
+	}
 	if err != nil || host.Attrs().Name != st.HostIf {
 		host = nil // gone, or the index was reused: not ours
+	}
+	if m.ifb && st.Ifb != ifbName(st.Network, st.ContainerID, st.IfName) {
+		return fmt.Errorf("state of %s/%s names ifb %q, not its own", st.ContainerID, st.IfName, st.Ifb)
 	}
 	if host != nil && m.ingress {
 		if err := delShaper(st.HostIndex); err != nil && !isGone(err) {
@@ -183,6 +189,18 @@ func cmdAdd(args *skel.CmdArgs) error {
 		// was there before is not carousel-cni's.
 		if terr := teardownParts(st, m); terr == nil {
 			_ = removeState(dir, st.Network, st.ContainerID, st.IfName)
+		} else {
+			// What is left for DEL or GC is what this ADD made.
+			if !m.ingress {
+				st.Ingress = nil
+			}
+			if !m.ifb {
+				st.Ifb = ""
+			}
+			if !m.redirect {
+				st.OwnClsact = false
+			}
+			_ = st.save(dir)
 		}
 		return err
 	}

@@ -136,6 +136,10 @@ func networkStates(dir, network string) (states []*State, errs []error) {
 			continue
 		}
 		s, err := loadStateFile(f)
+		if err == nil && s != nil && (s.Network != network ||
+			s.ContainerID != filepath.Base(filepath.Dir(f)) || s.IfName != filepath.Base(f)) {
+			err = fmt.Errorf("state file %s names another attachment", f)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

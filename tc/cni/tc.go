@@ -93,6 +93,9 @@ func addShaper(ifindex int, l *Limit, ceNs uint32) error {
 	opts.AddRtAttr(tcaCarouselClassBurst, u32(l.Burst))
 	req.AddData(opts)
 	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
+		// No qdisc without its default class is left behind.
+		del := tcRequest(unix.RTM_DELQDISC, 0, ifindex, shaperHandle, tcHRoot)
+		_, _ = del.Execute(unix.NETLINK_ROUTE, 0)
 		return fmt.Errorf("carousel class on ifindex %d: %w", ifindex, err)
 	}
 	return nil
