@@ -252,15 +252,14 @@ func cmdDel(args *skel.CmdArgs) error {
 		fmt.Fprintf(os.Stderr, "carousel-cni: %v: removing what its name finds\n", err)
 		st = nil
 	}
-	if st == nil {
+	if st != nil {
+		err = teardown(st)
+	} else {
 		// Nothing recorded: at most an ifb of an ADD that failed
 		// before its state was written.
-		if err := delLink(ifbName(conf.Name, args.ContainerID, args.IfName)); err != nil {
-			return err
-		}
-		return removeState(dir, conf.Name, args.ContainerID, args.IfName)
+		err = delLink(ifbName(conf.Name, args.ContainerID, args.IfName))
 	}
-	if err := teardown(st); err != nil {
+	if err != nil {
 		return err
 	}
 	return removeState(dir, conf.Name, args.ContainerID, args.IfName)
