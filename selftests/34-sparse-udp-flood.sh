@@ -23,7 +23,8 @@
 #     lateness, and p99 <= 0.1 x HTB's plus that lateness;
 #   - every ping answered; the flood loses instead: flow_time_drops > 0,
 #     and no limit or horizon drop (which would fall on any flow);
-#   - the class's wire rate at the receiver within 1% of its rate, and
+#   - the class's wire rate at the receiver within 1% of its rate (below
+#     it, also by the worst watchdog lateness past the catch-up cap), and
 #     Jain's index over the flood's ports >= 0.95.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib/sparse.sh"
@@ -99,5 +100,15 @@ assert_eq "qdisc drops = flow_time_drops + flow_limit_drops" "$(jq .drops <<<"$s
 	"$(jq '.flow_time_drops + .flow_limit_drops' <<<"$st")"
 assert_eq "class drops = qdisc drops" "$(jq .drops <<<"$cls")" "$(jq .drops <<<"$st")"
 assert_ge "flood ports heard" "$(jq .flows <<<"$r1")" $FLOWS
-assert_within "class wire rate at the receiver (bit/s)" "$(jq .bps <<<"$r1")" $RATE 1
+# A stall of the whole VM (TCG) longer than the catch-up cap (16 ms,
+# CAROUSEL_CATCHUP_NS) is time the class loses by design, not a burst:
+# the rate may fall short by the run's worst watchdog lateness past the
+# cap, over the receiver's window, never exceed its rate by more than 1%.
+bps=$(jq .bps <<<"$r1")
+tol=$(awk -v l="$(jq .timer_latency_max_ns <<<"$st")" -v w="$(jq .window_s <<<"$r1")" 'BEGIN {
+	lost = l - 16e6; if (lost < 0) lost = 0; printf "%.2f", 1 + lost / (w * 1e9) * 100 }')
+echo "# rate allowance below: 1% + worst lateness past the catch-up cap = ${tol}%"
+assert_within "class wire rate at the receiver (bit/s)" "$bps" $RATE "$tol"
+assert_within "class wire rate at the receiver, upper side (bit/s)" \
+	"$(awk -v b="$bps" -v r=$RATE 'BEGIN { print (b > r ? b : r) }')" $RATE 1
 exit 0
