@@ -153,6 +153,15 @@ struct carousel_class {
 /* Its flows with packets waiting, in turn (carousel_next_waiting()): */
 	struct list_head new_flows;	/* from idle, served first */
 	struct list_head old_flows;
+
+/* The delay it adds to its packets, by interval (carousel_delay_note()): */
+	u64		delay_sum;	/* ns, in interval delay_epoch */
+	u32		delay_epoch;	/* now >> CAROUSEL_DELAY_SHIFT */
+	u32		delay_cnt;	/* packets charged in it */
+	u32		delay_max;	/* us, the most of them */
+	u32		last_mean;	/* us, over the interval before */
+	u32		last_max;	/* us */
+	u32		last_cnt;
 };
 
 /*
@@ -253,6 +262,7 @@ struct carousel_sched_data {
 	u64			stat_ce_marks;
 	u64			stat_cn_returns;
 	u64			stat_catchup_holds;
+	u64			stat_catchup_lost;	/* ns */
 	u64			stat_timer_arms;
 	u64			stat_timer_fires;
 	u64			stat_timer_latency;
@@ -682,6 +692,7 @@ static unsigned long carousel_flow_key(const struct carousel_sched_data *q,
 struct carousel_charge {
 	u64	depart;		/* 0: not charged (pending, or no class) */
 	u64	next;
+	u64	lost;		/* ns the catch-up cap took */
 	u16	rem;
 };
 
@@ -693,16 +704,24 @@ struct carousel_charge {
  * catch-up); it may leave up to its burst credit before start, never
  * before `at', and never before its flow's last departure: a burst
  * credit grown by a class change must not let it overtake its flow's
- * queued packets.
+ * queued packets.  In *lost, what the catch-up cap takes from a
+ * backlogged class (its clock not behind `at'): the qdisc ran that late,
+ * and the class loses that time (carousel_charged() counts it).
  */
 static u64 carousel_departure(const struct carousel_sched_data *q,
 			      const struct carousel_class *cl,
 			      const struct carousel_flow *fl, u32 len,
-			      u64 at, u64 now, u64 *next, u16 *rem)
+			      u64 at, u64 now, u64 *next, u16 *rem, u64 *lost)
 {
-	u64 start = max3(cl->time_next, at,
-			 now > CAROUSEL_CATCHUP_NS ? now - CAROUSEL_CATCHUP_NS : 0);
+	u64 start = max(cl->time_next, at);
 	u64 credit = carousel_credit(cl);
+
+	*lost = 0;
+	if (unlikely(now > start + CAROUSEL_CATCHUP_NS)) {
+		if (cl->time_next >= at)
+			*lost = now - CAROUSEL_CATCHUP_NS - start;
+		start = now - CAROUSEL_CATCHUP_NS;
+	}
 
 	*rem = cl->tx_rem;
 	*next = start + carousel_tx_ns(q, cl, len, rem);
@@ -879,6 +898,7 @@ static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 	struct carousel_flow *fl;
 
 	ch->depart = 0;
+	ch->lost = 0;
 	/* (a packet peeked into gso_skb, under a parent that peeks, counts) */
 	if (unlikely(q->skbs + skb_queue_len(&sch->gso_skb) >= sch->limit))
 		return &q->stat_limit_drops;
@@ -914,7 +934,7 @@ static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 	 * its own length at the class rate.)
 	 */
 	ch->depart = carousel_departure(q, cl, fl, len, at, now, &ch->next,
-					&ch->rem);
+					&ch->rem, &ch->lost);
 	if (unlikely(ch->depart > now + q->horizon))
 		goto refuse_horizon;
 	return NULL;
@@ -931,14 +951,63 @@ refuse_horizon:
 }
 
 /*
- * Past ce_threshold between a packet's own time `at' and its departure,
- * mark it CE: the delay we add, not the sender's own pacing, is
- * congestion.
+ * A class's delay statistics cover intervals of 2^30 ns (1.07 s) of
+ * CLOCK_MONOTONIC, the same for all classes; a dump gives the last
+ * complete one.  The delay is what the shaper adds to a packet: from its
+ * own time (its EDT stamp, or its arrival) to the departure it is
+ * charged, waiting for its turn included; a late watchdog's share is the
+ * qdisc's timer_latency.  Per packet it costs an add, a compare and, once
+ * an interval, a roll-over.
  */
-static void carousel_mark_ce(struct carousel_sched_data *q,
-			     struct sk_buff *skb, u64 at, u64 depart)
+#define CAROUSEL_DELAY_SHIFT	30
+
+static void carousel_delay_roll(struct carousel_class *cl, u32 epoch)
 {
-	if (q->ce_threshold && depart > at + q->ce_threshold &&
+	if (cl->delay_epoch + 1 == epoch && cl->delay_cnt) {
+		cl->last_mean = div_u64(div_u64(cl->delay_sum, cl->delay_cnt),
+					NSEC_PER_USEC);
+		cl->last_max = cl->delay_max;
+		cl->last_cnt = cl->delay_cnt;
+	} else {
+		cl->last_mean = 0;
+		cl->last_max = 0;
+		cl->last_cnt = 0;
+	}
+	cl->delay_epoch = epoch;
+	cl->delay_sum = 0;
+	cl->delay_cnt = 0;
+	cl->delay_max = 0;
+}
+
+static void carousel_delay_note(struct carousel_class *cl, u64 now, u64 delay)
+{
+	u32 epoch = now >> CAROUSEL_DELAY_SHIFT;
+
+	if (unlikely(epoch != cl->delay_epoch))
+		carousel_delay_roll(cl, epoch);
+	cl->delay_sum += delay;
+	cl->delay_cnt++;
+	if (delay >= (u64)(cl->delay_max + 1) * NSEC_PER_USEC)
+		cl->delay_max = min_t(u64, div_u64(delay, NSEC_PER_USEC),
+				      U32_MAX - 1);
+}
+
+/*
+ * skb of class cl, its own time `at', is charged its departure at `now',
+ * for good (in the wheel, or leaving): the delay between them is the
+ * class's, and past ce_threshold it marks skb CE: the delay we add, not
+ * the sender's own pacing, is congestion.  `lost': what the catch-up cap
+ * took from the class for it (carousel_departure()).
+ */
+static void carousel_charged(struct carousel_sched_data *q,
+			     struct carousel_class *cl, struct sk_buff *skb,
+			     u64 at, u64 depart, u64 now, u64 lost)
+{
+	u64 delay = depart > at ? depart - at : 0;
+
+	q->stat_catchup_lost += lost;
+	carousel_delay_note(cl, now, delay);
+	if (q->ce_threshold && delay > q->ce_threshold &&
 	    INET_ECN_set_ce(skb))
 		q->stat_ce_marks++;
 }
@@ -1008,7 +1077,7 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 			c = *ch;
 		else if (!carousel_class_busy(cl, now))
 			c.depart = carousel_departure(q, cl, fl, len, at, now,
-						      &c.next, &c.rem);
+						      &c.next, &c.rem, &c.lost);
 		else
 			c.depart = 0;
 		wait = !c.depart;
@@ -1028,7 +1097,8 @@ static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		return carousel_drop(skb, sch, cl, &q->stat_horizon_drops,
 				     to_free);
 
-	carousel_mark_ce(q, skb, at, c.depart);
+	if (cl && !pending)
+		carousel_charged(q, cl, skb, at, c.depart, now, c.lost);
 
 queued:
 	fl->qlen++;
@@ -1377,7 +1447,7 @@ static bool carousel_charge_waiting(struct Qdisc *sch, struct sk_buff *skb,
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	struct carousel_flow *fl = cb->fl;
 	struct carousel_class *cl = fl->cl;
-	u64 at = cb->time_to_send, depart, next;
+	u64 at = cb->time_to_send, depart, next, lost;
 	u16 rem;
 
 	/*
@@ -1390,7 +1460,8 @@ static bool carousel_charge_waiting(struct Qdisc *sch, struct sk_buff *skb,
 	 * any late charge.  The packet leaves no earlier than its own time.
 	 */
 	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb),
-				    min(at, cl->time_next), now, &next, &rem);
+				    min(at, cl->time_next), now, &next, &rem,
+				    &lost);
 	depart = max(depart, at);
 	cb->time_to_send = depart;
 	/* (a class whose one packet takes longer than a horizon) */
@@ -1402,7 +1473,7 @@ static bool carousel_charge_waiting(struct Qdisc *sch, struct sk_buff *skb,
 	cl->time_next = next;
 	cl->tx_rem = rem;
 	fl->tail = depart;
-	carousel_mark_ce(q, skb, at, depart);
+	carousel_charged(q, cl, skb, at, depart, now, lost);
 	return true;
 }
 
@@ -1508,7 +1579,7 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	struct carousel_flow *fl = cb->fl;
 	struct carousel_class *cl = fl->cl;
-	u64 at = cb->time_to_send, depart, next, old_next = cl->time_next;
+	u64 at = cb->time_to_send, depart, next, lost, old_next = cl->time_next;
 	u64 old_tail = fl->tail;
 	u16 rem, old_rem = cl->tx_rem;
 	bool was_active;
@@ -1525,7 +1596,7 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 		return false;
 	}
 	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb), at, now,
-				    &next, &rem);
+				    &next, &rem, &lost);
 	if (unlikely(depart > now + q->horizon)) {
 		carousel_wheel_pop(q->wheel, slot);
 		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
@@ -1540,10 +1611,11 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	cl->pending--;
 	carousel_class_activity(q, cl, was_active);
 	cb->time_to_send = depart;
-	carousel_mark_ce(q, skb, at, depart);
 
-	if (depart <= now && fl->qlen - fl->pending == 1)
+	if (depart <= now && fl->qlen - fl->pending == 1) {
+		carousel_charged(q, cl, skb, at, depart, now, lost);
 		return true;
+	}
 	carousel_wheel_pop(q->wheel, slot);
 	if (unlikely(!carousel_wheel_insert(q->wheel, skb, depart))) {
 		/* (a cursor lagging by a horizon): the class gets its time back */
@@ -1551,7 +1623,9 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 		cl->tx_rem = old_rem;
 		fl->tail = old_tail;
 		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
+		return false;
 	}
+	carousel_charged(q, cl, skb, at, depart, now, lost);
 	return false;
 }
 
@@ -2324,6 +2398,7 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.ce_marks		= q->stat_ce_marks;
 	st.cn_returns		= q->stat_cn_returns;
 	st.catchup_holds	= q->stat_catchup_holds;
+	st.catchup_lost_ns	= q->stat_catchup_lost;
 	st.flow_time_drops	= q->stat_flow_time_drops;
 	st.flows		= q->nr_flows;
 	st.timer_arms		= q->stat_timer_arms;
@@ -2626,6 +2701,26 @@ nla_put_failure:
 	return -EMSGSIZE;
 }
 
+/* The last complete interval's delay statistics of cl at `now'. */
+static void carousel_delay_stats(const struct carousel_class *cl, u64 now,
+				 struct tc_carousel_class_xstats *xs)
+{
+	u32 epoch = now >> CAROUSEL_DELAY_SHIFT;
+
+	if (cl->delay_epoch == epoch) {
+		xs->delay_mean_ns = (u64)cl->last_mean * NSEC_PER_USEC;
+		xs->delay_max_ns = (u64)cl->last_max * NSEC_PER_USEC;
+		xs->delay_packets = cl->last_cnt;
+	} else if (cl->delay_epoch + 1 == epoch && cl->delay_cnt) {
+		xs->delay_mean_ns = div_u64(div_u64(cl->delay_sum,
+						    cl->delay_cnt),
+					    NSEC_PER_USEC) * NSEC_PER_USEC;
+		xs->delay_max_ns = (u64)cl->delay_max * NSEC_PER_USEC;
+		xs->delay_packets = cl->delay_cnt;
+	}
+	xs->delay_interval_ns = 1ULL << CAROUSEL_DELAY_SHIFT;
+}
+
 static int carousel_dump_class_stats(struct Qdisc *sch, unsigned long arg,
 				     struct gnet_dump *d)
 {
@@ -2634,11 +2729,12 @@ static int carousel_dump_class_stats(struct Qdisc *sch, unsigned long arg,
 	struct tc_carousel_class_xstats xs = { };
 	struct gnet_stats_basic_sync bs;
 	struct gnet_stats_queue qs = { };
-	u64 now = ktime_get_ns();
+	u64 now;
 	u32 qlen;
 
 	gnet_stats_basic_sync_init(&bs);
 	sch_tree_lock(sch);
+	now = ktime_get_ns();	/* under the lock: no roll-over unseen */
 	u64_stats_set(&bs.bytes, u64_stats_read(&cl->bstats.bytes));
 	u64_stats_set(&bs.packets, u64_stats_read(&cl->bstats.packets));
 	qs.backlog = cl->backlog;
@@ -2647,6 +2743,7 @@ static int carousel_dump_class_stats(struct Qdisc *sch, unsigned long arg,
 	xs.lag_ns = cl->time_next > now ? cl->time_next - now : 0;
 	xs.effective_rate = carousel_effective_rate(q, cl);
 	xs.flows = cl->flows;
+	carousel_delay_stats(cl, now, &xs);
 	sch_tree_unlock(sch);
 
 	if (gnet_stats_copy_basic(d, NULL, &bs, true) < 0 ||

@@ -35,7 +35,7 @@ for k in wheel_packets horizon_drops horizon_caps limit_drops flow_limit_drops \
 	 filter_drops unclassified timer_arms timer_fires timer_latency_ns \
 	 timer_latency_max_ns cascades classes wheel_bytes wheel_levels \
 	 flows ce_marks cn_returns alloc_drops catchup_holds flow_time_drops \
-	 waiting_packets; do
+	 waiting_packets catchup_lost_ns; do
 	[ "$(qjq "$DEV" ".[0] | has(\"$k\")")" = true ] || fail "xstat $k missing from tc -j"
 done
 

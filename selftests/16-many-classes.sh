@@ -4,12 +4,12 @@
 # tier: rest
 #
 # Tens of thousands of classes.  10000 classes go in with one tc -batch;
-# the kernel memory they take (objects of kmalloc-128, which holds the
-# class structs, and of kmalloc-2k, which holds the pages of the table
-# that indexes them by minor, counted in /proc/slabinfo, with kmalloc-64
-# and -96 beside them in case the struct's size class moves) is printed
-# per class and must stay within 192 B (a 128 B struct and its 8 B in the
-# index, with room for slab overhead).  A class at the far end of the
+# the kernel memory they take (objects of kmalloc-192, which holds the
+# 160 B class structs, and of kmalloc-2k, which holds the pages of the
+# table that indexes them by minor, counted in /proc/slabinfo, with
+# kmalloc-96, -128 and -256 beside them in case the struct's size class
+# moves) is printed per class and must stay within 224 B (a 192 B slab
+# object and its 8 B in the index, with room for slab overhead).  A class at the far end of the
 # table is found on every packet: SO_TXTIME datagrams through it are
 # spaced by its rate, the median gap within 1%, and on average never
 # closer than that.  (The mean may be wider: after a host stall longer than
@@ -21,7 +21,7 @@ require_carousel
 setup_pair
 quiet_link
 N=10000
-CACHES="kmalloc-64 kmalloc-96 kmalloc-128 kmalloc-2k"
+CACHES="kmalloc-96 kmalloc-128 kmalloc-192 kmalloc-256 kmalloc-2k"
 
 # slab_bytes: bytes in active objects of the caches a class lives in,
 # after an RCU grace period (for anything freed by RCU) and with the
@@ -46,8 +46,8 @@ m1=$(slab_bytes)
 assert_eq "classes" "$(qjq "$DEV" '.[0].classes')" $N
 per=$(( (m1 - m0) / N ))
 echo "# $N classes added in $(( (t1 - t0) / 1000 )) ms; $CACHES: +$((m1 - m0)) B = $per B per class"
-[ "$per" -ge 120 ] || fail "$per B per class: less than the struct itself (128 B), so the caches counted are the wrong ones"
-[ "$per" -le 192 ] || fail "$per B per class, want <= 192 (a 128 B struct, plus its index)"
+[ "$per" -ge 160 ] || fail "$per B per class: less than the struct itself (160 B), so the caches counted are the wrong ones"
+[ "$per" -le 224 ] || fail "$per B per class, want <= 224 (a 160 B struct in kmalloc-192, plus its index)"
 
 ns_s tc class change dev "$DEV" classid 1:2710 carousel rate 5mbit || fail "class change 1:2710"
 txtime_recv 6400 2000 20

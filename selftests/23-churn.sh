@@ -29,8 +29,8 @@
 # in one of three readings a second apart: a leak of half the classes
 # always fails.  That cache is measured, not named: every kmalloc cache
 # that grew by 800 objects or more while the 1000 classes were added (at
-# least one must; kmalloc-128 since the class took its flow lists, or a
-# random copy of it where the kernel has those).
+# least one must; kmalloc-192 since the class took its delay statistics,
+# or a random copy of it where the kernel has those).
 # The module is loaded again for the tests that follow.
 source "$(dirname "$0")/lib.sh"
 require_carousel

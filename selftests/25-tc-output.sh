@@ -32,13 +32,15 @@ XSTATS='"wheel_packets", "horizon_drops", "horizon_caps", "limit_drops",
 	"flow_limit_drops", "filter_drops", "unclassified", "timer_arms", "timer_fires",
 	"timer_latency_ns", "timer_latency_max_ns", "next_departure_ns", "cascades",
 	"classes", "wheel_bytes", "wheel_levels", "flows", "ce_marks", "cn_returns",
-	"alloc_drops", "catchup_holds", "flow_time_drops", "waiting_packets"'
+	"alloc_drops", "catchup_holds", "flow_time_drops", "waiting_packets",
+	"catchup_lost_ns"'
 # tc's own keys (not ours; they differ between tc versions).
 TC_ALLOW='"kind", "handle", "root", "parent", "refcnt", "bytes", "packets", "drops",
 	"overlimits", "requeues", "backlog", "qlen", "ingress_block", "egress_block"'
 CLASS_KEYS='"class", "handle", "rate", "burst", "stats.bytes",
 	"stats.packets", "stats.drops", "stats.overlimits", "stats.requeues",
-	"stats.backlog", "stats.qlen", "stats.lag_ns", "stats.effective_rate", "stats.flows"'
+	"stats.backlog", "stats.qlen", "stats.lag_ns", "stats.effective_rate", "stats.flows",
+	"stats.delay_mean_ns", "stats.delay_max_ns", "stats.delay_packets", "stats.delay_interval_ns"'
 CLASS_ALLOW='"root", "parent", "leaf", "stats.rate", "stats.pps"'
 
 # check_qdisc TC WANT_VALUES_JSON WANT_INTS_JSON
@@ -56,7 +58,8 @@ check_qdisc() {
 check_class() {
 	cat >"$TMPD/want.json" <<-EOF
 	{ "handle": "$1", "keys": [$CLASS_KEYS], "allow": [$CLASS_ALLOW],
-	  "values": $2, "ints": ["stats.lag_ns", "stats.overlimits", "stats.requeues"] }
+	  "values": $2, "ints": ["stats.lag_ns", "stats.overlimits", "stats.requeues",
+		"stats.delay_mean_ns", "stats.delay_max_ns", "stats.delay_packets"] }
 	EOF
 	tc_json -n "$NS_S" -s class show dev "$DEV" >"$TMPD/c.json" || fail "class show"
 	"$PYTHON" "$TOOLS/check_tc_json.py" class "$TMPD/want.json" <"$TMPD/c.json" >&2 ||
@@ -70,7 +73,7 @@ OPTVALS='"options.rate": 12500000, "options.default": 48, "options.granularity":
 	"options.ce_threshold": 2000000, "options.timer_slack": 20000, "classes": 2'
 ALLINTS='["timer_arms", "timer_fires", "timer_latency_ns", "timer_latency_max_ns",
 	"cascades", "wheel_bytes", "wheel_levels", "cn_returns", "next_departure_ns",
-	"catchup_holds",
+	"catchup_holds", "catchup_lost_ns",
 	"overlimits", "requeues"]'
 
 # 1. Idle, before any traffic: options, and every counter at 0.
@@ -130,7 +133,8 @@ for t in tc "$TC_NEW"; do
 done
 check_class 1:10 "{ \"rate\": 25000, \"burst\": 3000, \"stats.packets\": 60,
 	\"stats.bytes\": $B10, \"stats.drops\": 0, \"stats.qlen\": 0, \"stats.backlog\": 0,
-	\"stats.effective_rate\": 25000, \"stats.flows\": 0, \"class\": \"carousel\" }"
+	\"stats.effective_rate\": 25000, \"stats.flows\": 0, \"class\": \"carousel\",
+	\"stats.delay_interval_ns\": 1073741824 }"
 check_class 1:20 "{ \"rate\": 2500000, \"burst\": 0, \"stats.packets\": 50,
 	\"stats.bytes\": $B20, \"stats.drops\": 0, \"stats.qlen\": 0, \"stats.backlog\": 0,
 	\"stats.lag_ns\": 0, \"stats.effective_rate\": 2500000, \"stats.flows\": 0, \"class\": \"carousel\" }"
@@ -144,13 +148,13 @@ for t in tc "$TC_NEW"; do
 		"flow_limit_time 300ms" "ce_threshold 2ms" "timer_slack 20us" "wheel_packets 0" "classes 2" "levels " \
 		"wheel_bytes " "flows 0" "drops: horizon 0 limit 0 flow_limit 0 flow_time 0 filter 0 alloc 0" \
 		"horizon_caps 0 unclassified 20" "congestion: ce_marks 0 cn_returns " \
-		"timer: arms " " fires " " latency avg " " max " "next_departure none" "cascades "; do
+		"timer: arms " " fires " " latency avg " " max " " catchup_lost " "next_departure none" "cascades "; do
 		grep -qF -- "$want" <<<"$out" || check_fail "$t qdisc text lacks \"$want\""
 	done
 	out=$(ns_s "$t" -s class show dev "$DEV")
 	for want in "class carousel 1:10 root rate 200Kbit burst 3000b" "effective_rate 200Kbit" \
 		"class carousel 1:20 root rate 20Mbit" "effective_rate 20Mbit" "lag 0ns" \
-		" flows 0"; do
+		" flows 0" "  delay mean " " packets " " in the last 1.07s"; do
 		grep -qF -- "$want" <<<"$out" || check_fail "$t class text lacks \"$want\": $out"
 	done
 done

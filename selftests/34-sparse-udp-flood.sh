@@ -24,7 +24,7 @@
 #   - every ping answered; the flood loses instead: flow_time_drops > 0,
 #     and no limit or horizon drop (which would fall on any flow);
 #   - the class's wire rate at the receiver within 1% of its rate (below
-#     it, also by the worst watchdog lateness past the catch-up cap), and
+#     it, also by the time the qdisc says the catch-up cap took), and
 #     Jain's index over the flood's ports >= 0.95.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib/sparse.sh"
@@ -67,7 +67,7 @@ echo "# unloaded: $n_unloaded replies, p50 ${p50_unloaded}ms p99 ${p99_unloaded}
 
 read -r n_carousel p50_carousel p99_carousel max_carousel < <(flood carousel $((RATE * 3)))
 st_carousel=$(qdisc_json "$DEV" | jq -c '.[0] | {drops, limit_drops, horizon_drops,
-	flow_limit_drops, flow_time_drops, timer_latency_max_ns}')
+	flow_limit_drops, flow_time_drops, timer_latency_max_ns, catchup_lost_ns}')
 st=$st_carousel
 cls=$(cjq "$DEV" '.[] | select(.handle == "1:1") | {packets: .stats.packets, drops: .stats.drops}' | jq -c .)
 r1=$(cat "$TMPD/carousel.recv") s1=$(cat "$TMPD/carousel.send")
@@ -100,14 +100,17 @@ assert_eq "qdisc drops = flow_time_drops + flow_limit_drops" "$(jq .drops <<<"$s
 	"$(jq '.flow_time_drops + .flow_limit_drops' <<<"$st")"
 assert_eq "class drops = qdisc drops" "$(jq .drops <<<"$cls")" "$(jq .drops <<<"$st")"
 assert_ge "flood ports heard" "$(jq .flows <<<"$r1")" $FLOWS
-# A stall of the whole VM (TCG) longer than the catch-up cap (16 ms,
-# CAROUSEL_CATCHUP_NS) is time the class loses by design, not a burst:
-# the rate may fall short by the run's worst watchdog lateness past the
-# cap, over the receiver's window, never exceed its rate by more than 1%.
+# When the qdisc runs later than the catch-up cap (16 ms) after a packet
+# fell due, as when the guest's softirqs wait for CPU (TCG), the time
+# past the cap is lost to the class by design, not sent as a burst: the
+# qdisc counts it (catchup_lost_ns).  So the rate may fall short by that
+# time over the receiver's window, at most 2% more (a module that lost
+# time by mistake must not excuse itself), and never exceed it by more
+# than 1%.
 bps=$(jq .bps <<<"$r1")
-tol=$(awk -v l="$(jq .timer_latency_max_ns <<<"$st")" -v w="$(jq .window_s <<<"$r1")" 'BEGIN {
-	lost = l - 16e6; if (lost < 0) lost = 0; printf "%.2f", 1 + lost / (w * 1e9) * 100 }')
-echo "# rate allowance below: 1% + worst lateness past the catch-up cap = ${tol}%"
+tol=$(awk -v l="$(jq .catchup_lost_ns <<<"$st")" -v w="$(jq .window_s <<<"$r1")" 'BEGIN {
+	x = l / (w * 1e9) * 100; if (x > 2) x = 2; printf "%.2f", 1 + x }')
+echo "# rate allowance below: 1% + the time lost to the catch-up cap = ${tol}%"
 assert_within "class wire rate at the receiver (bit/s)" "$bps" $RATE "$tol"
 assert_within "class wire rate at the receiver, upper side (bit/s)" \
 	"$(awk -v b="$bps" -v r=$RATE 'BEGIN { print (b > r ? b : r) }')" $RATE 1

@@ -714,6 +714,8 @@ static void carousel_print_qdisc_xstats(const struct tc_carousel_xstats *st)
 			  st->timer_latency_max_ns);
 	carousel_print_u64("catchup_holds", " catchup_holds %llu",
 			   st->catchup_holds);
+	carousel_print_ns("catchup_lost_ns", " catchup_lost %s",
+			  st->catchup_lost_ns);
 	/* JSON always has the key: ~0 (2^64 - 1) is an empty wheel. */
 	if (st->next_departure_ns != ~0ULL) {
 		carousel_print_ns("next_departure_ns", "  next_departure %s",
@@ -733,6 +735,14 @@ carousel_print_class_xstats(const struct tc_carousel_class_xstats *st)
 	tc_print_rate(TC_OUT_ANY, "effective_rate", " effective_rate %s",
 		      st->effective_rate);
 	carousel_print_u64("flows", " flows %llu", st->flows);
+	if (!st->delay_interval_ns)	/* a module without them */
+		return;
+	print_nl();
+	carousel_print_ns("delay_mean_ns", "  delay mean %s", st->delay_mean_ns);
+	carousel_print_ns("delay_max_ns", " max %s", st->delay_max_ns);
+	carousel_print_u64("delay_packets", " packets %llu", st->delay_packets);
+	carousel_print_ns("delay_interval_ns", " in the last %s",
+			  st->delay_interval_ns);
 }
 
 /*

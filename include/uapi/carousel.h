@@ -83,6 +83,15 @@ enum {
 	TCA_CAROUSEL_XSTATS_WAITING_PACKETS,	/* due, out of the wheel, waiting
 						 * their class's turn
 						 */
+	TCA_CAROUSEL_XSTATS_CATCHUP_LOST_NS,	/* class time the catch-up cap
+						 * took: the qdisc ran late
+						 */
+	TCA_CAROUSEL_XSTATS_DELAY_MEAN_NS,	/* class: the delay it added, mean
+						 * over the last interval
+						 */
+	TCA_CAROUSEL_XSTATS_DELAY_MAX_NS,	/* class: and the most */
+	TCA_CAROUSEL_XSTATS_DELAY_PACKETS,	/* class: packets in it */
+	TCA_CAROUSEL_XSTATS_DELAY_INTERVAL_NS,	/* class: its length */
 	__TCA_CAROUSEL_XSTATS_MAX
 };
 
@@ -128,6 +137,7 @@ struct tc_carousel_xstats {
 	__u64	catchup_holds;		/* only in the nest */
 	__u64	flow_time_drops;	/* only in the nest */
 	__u64	waiting_packets;	/* only in the nest */
+	__u64	catchup_lost_ns;	/* only in the nest */
 };
 
 #define TC_CAROUSEL_QDISC_XSTATS(X)					\
@@ -153,17 +163,26 @@ struct tc_carousel_xstats {
 	X(ALLOC_DROPS, alloc_drops)					\
 	X(CATCHUP_HOLDS, catchup_holds)					\
 	X(FLOW_TIME_DROPS, flow_time_drops)				\
-	X(WAITING_PACKETS, waiting_packets)
+	X(WAITING_PACKETS, waiting_packets)				\
+	X(CATCHUP_LOST_NS, catchup_lost_ns)
 
 struct tc_carousel_class_xstats {
 	__u64	lag_ns;
 	__u64	effective_rate;
 	__u64	flows;
+	__u64	delay_mean_ns;		/* only in the nest */
+	__u64	delay_max_ns;		/* only in the nest */
+	__u64	delay_packets;		/* only in the nest */
+	__u64	delay_interval_ns;	/* only in the nest */
 };
 
 #define TC_CAROUSEL_CLASS_XSTATS(X)					\
 	X(LAG_NS, lag_ns)						\
 	X(EFFECTIVE_RATE, effective_rate)				\
-	X(FLOWS, flows)
+	X(FLOWS, flows)							\
+	X(DELAY_MEAN_NS, delay_mean_ns)					\
+	X(DELAY_MAX_NS, delay_max_ns)					\
+	X(DELAY_PACKETS, delay_packets)					\
+	X(DELAY_INTERVAL_NS, delay_interval_ns)
 
 #endif /* _UAPI_CAROUSEL_H */
