@@ -7,21 +7,25 @@
 # `tc -s class show` gives each class the delay the shaper added to its
 # packets, mean and max over the last complete interval (2^30 ns, on
 # CLOCK_MONOTONIC, the same for every class).  Qdisc defaults, class
-# 1:10 at 10 Mbit, no burst.  tools/delaybursts.py sends, by SO_PRIORITY,
-# a burst of N1 (50) datagrams whose wire time is 1 ms each in interval E,
+# 1:10 at 1 Mbit, no burst.  tools/delaybursts.py sends, by SO_PRIORITY,
+# a burst of N1 (50) datagrams whose wire time is 10 ms each in interval E,
 # a burst of N2 (10) in E+1, and reads the class back in E+1 (before and
 # after burst 2), E+2 and E+4.  The expected delays come from the send
 # times alone: each packet starts when the one before has had its wire
 # time (tools/delaybursts.py).  Asserted:
 #   - each read happened in its interval (else the schedule slipped),
-#     and the model's burst 1 queued (its max >= 20 ms: a sender too slow
-#     to queue anything would make zeros pass);
-#   - E+1, both reads: N1 packets, mean and max within 2% + 0.3 ms of the
+#     and the model's burst 1 queued (its max >= 200 ms: a sender too
+#     slow to queue anything would make zeros pass);
+#   - E+1, both reads: N1 packets, mean and max within 2% + 1 ms of the
 #     model for burst 1, plus the time the qdisc says the catch-up cap
 #     took (catchup_lost_ns: when the qdisc runs over 16 ms late the class
 #     loses the rest, by design, and its schedule shifts by that); the
 #     two reads agree (the second after the roll-over that burst 2
-#     caused);
+#     caused).  The 1 ms is the send's own latency: the model reads the
+#     clock before each send(), the qdisc at its enqueue, and a first send
+#     after a pause took up to 0.8 ms longer than the next ones in CI
+#     (which shifts every departure of its burst), so the wire time is
+#     10 ms, not 1, to keep that small beside the delays;
 #   - E+2: N2 packets, mean and max as the model for burst 2;
 #   - E+4: no packet, mean and max 0 (an idle interval);
 #   - the interval is 2^30 ns, and every datagram arrived.
@@ -29,7 +33,7 @@ source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
 quiet_link
-RATE=10000000 SIZE=1208 N1=50 N2=10 PORT=7500
+RATE=1000000 SIZE=1208 N1=50 N2=10 PORT=7500
 
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "qdisc add"
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate $RATE || fail "class add"
@@ -47,7 +51,7 @@ echo "# model: $(jq -c '.bursts' <<<"$r") (wire time $(jq .wire_ns <<<"$r") ns);
 	"worst watchdog lateness $(qjq "$DEV" '.[0].timer_latency_max_ns') ns"
 
 assert_eq "intervals of the steps, from E" "$(jq -c .epochs <<<"$r")" "[0,1,1,1,1,1,2,2,4,4]"
-assert_ge "the model's burst 1 max delay (ns)" "$(jq '.bursts[0].max_ns' <<<"$r")" 20000000
+assert_ge "the model's burst 1 max delay (ns)" "$(jq '.bursts[0].max_ns' <<<"$r")" 200000000
 assert_eq "datagrams received" "$(jq .received <<<"$recv")" $((N1 + N2))
 
 # dump K: class 1:10's delay statistics in read K (0-based)
@@ -55,10 +59,10 @@ dump() {
 	jq -c ".dumps[$1][] | select(.handle == \"1:10\") | .stats |
 		{delay_mean_ns, delay_max_ns, delay_packets, delay_interval_ns}" <<<"$r"
 }
-# near NAME ACTUAL MODEL: within 2% + 0.3 ms + the time the catch-up cap took
+# near NAME ACTUAL MODEL: within 2% + 1 ms + the time the catch-up cap took
 near() {
 	awk -v n="$1" -v a="$2" -v m="$3" -v l="$lost" 'BEGIN {
-		tol = 0.02 * m + 3e5 + l
+		tol = 0.02 * m + 1e6 + l
 		d = a - m; if (d < 0) d = -d
 		printf "%s: %d ns, model %d ns (tolerance %d ns)\n", n, a, m, tol
 		exit !(a ~ /^[0-9]+$/ && d <= tol) }' >&2 || check_fail "$1 off the model"
