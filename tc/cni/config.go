@@ -107,13 +107,32 @@ func (c *NetConf) dataDir() string {
 	return c.DataDir
 }
 
-// parseConfigDel reads only what DEL and GC need (the network's name and
-// dataDir): an attachment made under an older or broken configuration
-// can still be removed.
+// parseConfigDel reads only what DEL and GC need: the network's name,
+// dataDir and, for GC, cni.dev/valid-attachments.  Every other key is
+// left alone, so that an attachment made under an older or broken
+// configuration can still be removed: a DEL that failed on a bad key
+// would stop the runtime's DEL of the whole chain, and the pod's veth and
+// address would stay.  A dataDir that is not a string cannot have held
+// state (ADD refuses it), so the default is used.  The valid attachments
+// are read strictly: a GC that misread them would remove live pods.
 func parseConfigDel(stdin []byte) (*NetConf, error) {
-	conf := NetConf{}
-	if err := json.Unmarshal(stdin, &conf); err != nil {
+	var raw struct {
+		Name             string          `json:"name"`
+		DataDir          json.RawMessage `json:"dataDir"`
+		ValidAttachments json.RawMessage `json:"cni.dev/valid-attachments"`
+	}
+	if err := json.Unmarshal(stdin, &raw); err != nil {
 		return nil, fmt.Errorf("failed to parse network configuration: %v", err)
+	}
+	conf := NetConf{}
+	conf.Name = raw.Name
+	if len(raw.DataDir) > 0 && json.Unmarshal(raw.DataDir, &conf.DataDir) != nil {
+		conf.DataDir = ""
+	}
+	if len(raw.ValidAttachments) > 0 {
+		if err := json.Unmarshal(raw.ValidAttachments, &conf.ValidAttachments); err != nil {
+			return nil, fmt.Errorf("failed to parse cni.dev/valid-attachments: %v", err)
+		}
 	}
 	return &conf, nil
 }

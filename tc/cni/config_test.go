@@ -90,3 +90,41 @@ func TestStatePathsDoNotCollide(t *testing.T) {
 		t.Errorf("two attachments share the state file %s", a)
 	}
 }
+
+// DEL and GC read only the name, dataDir and the valid attachments: a key
+// of the wrong type elsewhere must not stop the chain's DEL.
+func TestParseConfigDelIgnoresBadKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, conf, dir string
+		valid           int
+		err             string
+	}{
+		{"bad ceThreshold type", `{"name":"pods","ceThreshold":5}`, defaultDataDir, 0, ""},
+		{"negative rate", `{"name":"pods","ingressRate":-1,"ingressBurst":8}`, defaultDataDir, 0, ""},
+		{"runtime rate as a string", `{"name":"pods","runtimeConfig":{"bandwidth":{"ingressRate":"10M"}}}`,
+			defaultDataDir, 0, ""},
+		{"dataDir kept", `{"name":"pods","dataDir":"/run/x","egressRate":"x"}`, "/run/x", 0, ""},
+		{"dataDir not a string", `{"name":"pods","dataDir":7}`, defaultDataDir, 0, ""},
+		{"valid attachments", `{"name":"pods","cni.dev/valid-attachments":[{"containerID":"a","ifname":"eth0"}]}`,
+			defaultDataDir, 1, ""},
+		{"bad valid attachments", `{"name":"pods","cni.dev/valid-attachments":{"containerID":"a"}}`,
+			"", 0, "valid-attachments"},
+		{"not JSON", `{"name":`, "", 0, "failed to parse"},
+	} {
+		c, err := parseConfigDel([]byte(tc.conf))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if c.Name != "pods" || c.dataDir() != tc.dir || len(c.ValidAttachments) != tc.valid {
+			t.Errorf("%s: name %q dataDir %q %d valid attachments, want pods %q %d",
+				tc.name, c.Name, c.dataDir(), len(c.ValidAttachments), tc.dir, tc.valid)
+		}
+	}
+}
