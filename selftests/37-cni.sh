@@ -58,8 +58,10 @@ for p in 5 10 20 0; do
 	pod_add "$NET" "p$p" "$p"
 done
 for p in 5 10 20; do
-	grep -q "ingress burst of $((CNI_MAXBURST / 8)) bytes capped to $((p * 1000000 / 8 / 50)) bytes" \
-		"$ART/add-p$p.err" || check_fail "p$p: the ingress burst cap was not logged"
+	for dir in ingress egress; do
+		grep -q "$dir burst of $((CNI_MAXBURST / 8)) bytes capped to $((p * 1000000 / 8 / 50)) bytes" \
+			"$ART/add-p$p.err" || check_fail "p$p: the $dir burst cap was not logged"
+	done
 	assert_eq "p$p: class 1:1 burst on ${HOST_IF[p$p]}" \
 		"$(tc_json class show dev "${HOST_IF[p$p]}" | jq -r '.[] | select(.handle == "1:1") | (.options.burst // .burst)')" \
 		"$((p * 1000000 / 8 / 50))"
