@@ -15,7 +15,8 @@ Prints one JSON object: offered (datagrams handed to the kernel), skipped
 (found the send buffer full), seconds.
 
 recv: counts, per source port, the datagrams and wire bytes that arrive
-from W (2) seconds after the first one until T seconds after it.  Prints
+from W (2) seconds after the first one until T seconds after it, by the
+kernel's receive time of each (SO_TIMESTAMPNS), into a 16 MiB buffer.  Prints
 one JSON object: flows (ports heard in the window), packets, window_s
 (first to last arrival in the window), bps (wire bit/s over it), jain
 (Jain's index over the per-port byte counts), min_bps, max_bps, and
@@ -68,9 +69,41 @@ def send(a):
                       "seconds": round(time.monotonic() - t0, 3)}))
 
 
+# asm-generic/socket.h (x86): the kernel's receive time of each datagram
+SO_TIMESTAMPNS = 35
+SO_RCVBUFFORCE = 33
+
+
+def arrivals(s):
+    """Yield (data, source, arrival) from s, arrival in CLOCK_MONOTONIC
+    seconds as the kernel stamped the datagram, not when this process
+    read it: on a slow guest the reader lags, and by more at the end of a
+    window than at its start, which would count a rate short."""
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    space = socket.CMSG_SPACE(16)
+    # CLOCK_REALTIME - CLOCK_MONOTONIC, taken once
+    off = time.time_ns() - time.monotonic_ns()
+    while True:
+        try:
+            data, anc, _, src = s.recvmsg(65536, space)
+        except socket.timeout:
+            yield None, None, None
+            continue
+        t = time.monotonic_ns()
+        for level, kind, c in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(c) >= 16:
+                sec, nsec = struct.unpack("qq", c[:16])
+                t = sec * 1000000000 + nsec - off
+        yield data, src, t
+
+
 def recv(a):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+    # Room for seconds of a reader's stall (root: past rmem_max).
+    try:
+        s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 1 << 24)
+    except OSError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
     s.bind(("0.0.0.0", a.port))
     s.settimeout(1.0)
     if a.ready:
@@ -83,15 +116,13 @@ def recv(a):
     if series:
         series.write("t_s,port,delay_ms\n")
     k = 0
-    while True:
-        try:
-            data, src = s.recvfrom(65536)
-        except socket.timeout:
+    for data, src, t_ns in arrivals(s):
+        if data is None:
             if first is not None and time.monotonic() > first + a.seconds:
                 break
             continue
-        now = time.monotonic()
-        d_ms = (time.monotonic_ns() - struct.unpack("!Q", data[:8])[0]) / 1e6
+        now = t_ns / 1e9
+        d_ms = (t_ns - struct.unpack("!Q", data[:8])[0]) / 1e6
         if first is None:
             first = now
         if series and k % 20 == 0:
