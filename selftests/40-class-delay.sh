@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 120
+# timeout: 180
 # tier: compat
 # compat: class xstats (the nest, read with TC_NEW on 6.1), CLOCK_MONOTONIC intervals
 #
@@ -13,9 +13,10 @@
 # after burst 2), E+2 and E+4.  The expected delays come from the send
 # times alone: each packet starts when the one before has had its wire
 # time (tools/delaybursts.py).  Asserted:
-#   - each read happened in its interval (else the schedule slipped),
-#     and the model's burst 1 queued (its max >= 200 ms: a sender too
-#     slow to queue anything would make zeros pass);
+#   - each read happened in its interval (else the schedule slipped: the
+#     run is made again, up to 3 times in all), and the model's burst 1
+#     queued (its max >= 200 ms: a sender too slow to queue anything would
+#     make zeros pass);
 #   - E+1, both reads: N1 packets, mean and max within 2% + 1 ms of the
 #     model for burst 1, plus the time the qdisc says the catch-up cap
 #     took (catchup_lost_ns: when the qdisc runs over 16 ms late the class
@@ -35,22 +36,32 @@ setup_pair
 quiet_link
 RATE=1000000 SIZE=1208 N1=50 N2=10 PORT=7500
 
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "qdisc add"
-ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate $RATE || fail "class add"
-ping_ok 3 || fail "no ping through the qdisc"
+# The schedule is the sender's.  On a host so slow that a step ran in the
+# wrong interval the run shows nothing, so it is made again with a fresh
+# qdisc, up to TRIES times in all, each slip printed; the assertions below
+# see the last run.
+ON_TIME="[0,1,1,1,1,1,2,2,4,4]" TRIES=3
+for try in $(seq $TRIES); do
+	ns_s tc qdisc add dev "$DEV" root handle 1: carousel || fail "qdisc add"
+	ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate $RATE || fail "class add"
+	ping_ok 3 || fail "no ping through the qdisc"
 
-txtime_recv $PORT $((N1 + N2)) 30
-r=$(ns_s "$PYTHON" "$TOOLS/delaybursts.py" --dst "$IP_R" --port $PORT --priority 0x10010 \
-	--rate $RATE --size $SIZE --bursts $N1,$N2 \
-	--dump "${TC_NEW:-tc} -n $NS_S -j -s class show dev $DEV") || fail "delaybursts.py failed"
-echo "$r" >"$ART/delaybursts.json"
-recv=$(txtime_wait $PORT)
-echo "# receiver: $recv"
+	txtime_recv $((PORT + try)) $((N1 + N2)) 30
+	r=$(ns_s "$PYTHON" "$TOOLS/delaybursts.py" --dst "$IP_R" --port $((PORT + try)) \
+		--priority 0x10010 --rate $RATE --size $SIZE --bursts $N1,$N2 \
+		--dump "${TC_NEW:-tc} -n $NS_S -j -s class show dev $DEV") || fail "delaybursts.py failed"
+	echo "$r" >"$ART/delaybursts.$try.json"
+	recv=$(txtime_wait $((PORT + try)))
+	echo "# receiver: $recv"
+	[ "$(jq -c .epochs <<<"$r")" != "$ON_TIME" ] || break
+	echo "# run $try of $TRIES: the schedule slipped, steps in intervals $(jq -c .epochs <<<"$r")"
+	[ "$try" = $TRIES ] || ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+done
 lost=$(qjq "$DEV" '.[0].catchup_lost_ns')
 echo "# model: $(jq -c '.bursts' <<<"$r") (wire time $(jq .wire_ns <<<"$r") ns); catch-up lost $lost ns," \
 	"worst watchdog lateness $(qjq "$DEV" '.[0].timer_latency_max_ns') ns"
 
-assert_eq "intervals of the steps, from E" "$(jq -c .epochs <<<"$r")" "[0,1,1,1,1,1,2,2,4,4]"
+assert_eq "intervals of the steps, from E" "$(jq -c .epochs <<<"$r")" "$ON_TIME"
 assert_ge "the model's burst 1 max delay (ns)" "$(jq '.bursts[0].max_ns' <<<"$r")" 200000000
 assert_eq "datagrams received" "$(jq .received <<<"$recv")" $((N1 + N2))
 
