@@ -10,9 +10,9 @@ A class's delay statistics cover intervals of 2^30 ns of CLOCK_MONOTONIC
 last complete one.  In interval E (the next to start), burst 1: N1
 datagrams of S bytes of payload back to back with SO_PRIORITY PRIO,
 each starting with a sequence number (as tools/txtime.py recv reads).  In
-E+1, CMD (a shell command printing `tc -j -s class show`'s JSON) is run
-(dump 1); then burst 2 (N2 datagrams), and CMD again (dump 2).  Once in
-E+2 (dump 3) and once in E+4 (dump 4).
+E+1, CMD (a command, split as the shell would, printing `tc -j -s class
+show`'s JSON) is run (dump 1); then burst 2 (N2 datagrams), and CMD
+again (dump 2).  Once in E+2 (dump 3) and once in E+4 (dump 4).
 
 For each burst the expected delay comes from the send times alone: the
 class (idle, rate BPS, no burst) starts each packet when the one before
@@ -22,7 +22,8 @@ and its delay is depart[i] - at[i].  at[i] is read just before the
 send(), which reaches the qdisc before it returns.
 
 Prints one JSON object: wire_ns, bursts ([{n, mean_ns, max_ns}], the
-model's), dumps (CMD's parsed output), and epochs (the interval each step
+model's), dumps (CMD's parsed output), read_ms (how long each run of CMD
+took), and epochs (the interval each step
 ran in, relative to E, each read's before and after it: 0, 1, 1, 1, 1, 1,
 2, 2, 4, 4 when on schedule).
 Python 3 stdlib only.
@@ -30,6 +31,7 @@ Python 3 stdlib only.
 
 import argparse
 import json
+import shlex
 import socket
 import struct
 import subprocess
@@ -85,19 +87,23 @@ def main():
     s.setsockopt(socket.SOL_SOCKET, 32, 4 << 20)  # SO_SNDBUFFORCE
     s.connect((a.dst, a.port))
 
+    cmd = shlex.split(a.dump)  # no shell: one process less per read
+
     def dump():
+        t = time.monotonic_ns()
         steps.append(epoch())
-        out = subprocess.run(a.dump, shell=True, check=True,
+        out = subprocess.run(cmd, check=True,
                              capture_output=True, text=True).stdout
         steps.append(epoch())
+        read_ms.append(round((time.monotonic_ns() - t) / 1e6, 1))
         return json.loads(out)
 
     # Once before the schedule: the first run of CMD loads tc and its
     # plugin (over 9p in a test VM, hundreds of ms on a slow host).
-    subprocess.run(a.dump, shell=True, check=True, capture_output=True)
+    subprocess.run(cmd, check=True, capture_output=True)
     e = epoch() + 1
     start = e << SHIFT
-    steps, bursts, dumps = [], [], []
+    steps, bursts, dumps, read_ms = [], [], [], []
     ms = 1000000
     sleep_until(start + 20 * ms)
     steps.append(epoch())
@@ -117,7 +123,8 @@ def main():
     sleep_until(start + (4 << SHIFT) + 100 * ms)
     dumps.append(dump())
     print(json.dumps({"wire_ns": wire_ns, "bursts": bursts, "dumps": dumps,
-                      "epochs": [x - e for x in steps]}))
+                      "epochs": [x - e for x in steps],
+                      "read_ms": read_ms}))
 
 
 if __name__ == "__main__":
