@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 240
+# timeout: 600
 # tier: compat
 # compat: veth, ifb, clsact, matchall and mirred as the CNI plugin uses them
 #
