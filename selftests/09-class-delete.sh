@@ -23,9 +23,11 @@ ns_s tc qdisc add dev "$DEV" root handle 1: carousel flow_limit 5000 || fail "qd
 ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 2mbit || fail "class add"
 base=$(offered)
 # The sender must still run when the class is deleted, after the polls
-# below, which are slower by WAIT_SCALE under check-debug: it sends for
-# 4 s (3 s the second time) times that.
-sender $((4 * WAIT_SCALE)) > "$TMPD/send1"
+# below, which are slower by WAIT_SCALE under check-debug and take about
+# 0.4 s a tc run on a slow TCG host (there a delete came after a 4 s
+# sender had stopped): it sends for 8 s (3 s the second time, which
+# needs only a backlog) times that.
+sender $((8 * WAIT_SCALE)) > "$TMPD/send1"
 pid=$BG_PID
 backlogged() { [ "$(class_qlen)" -ge 20 ]; }
 drained() { [ "$(qjq "$DEV" '.[0].qlen')" = 0 ]; }
