@@ -104,12 +104,13 @@ assert_ge "flood ports heard" "$(jq .flows <<<"$r1")" $FLOWS
 # fell due, as when the guest's softirqs wait for CPU (TCG), the time
 # past the cap is lost to the class by design, not sent as a burst: the
 # qdisc counts it (catchup_lost_ns).  So the rate may fall short by that
-# time over the receiver's window, at most 2% more (a module that lost
-# time by mistake must not excuse itself), and never exceed it by more
+# time over the receiver's window, at most 5% more (a module that lost
+# time by mistake must not excuse itself; a slow host's CI once stalled
+# 234 ms, and lost 3.6% of a 6 s window so), and never exceed it by more
 # than 1%.
 bps=$(jq .bps <<<"$r1")
 tol=$(awk -v l="$(jq .catchup_lost_ns <<<"$st")" -v w="$(jq .window_s <<<"$r1")" 'BEGIN {
-	x = l / (w * 1e9) * 100; if (x > 2) x = 2; printf "%.2f", 1 + x }')
+	x = l / (w * 1e9) * 100; if (x > 5) x = 5; printf "%.2f", 1 + x }')
 echo "# rate allowance below: 1% + the time lost to the catch-up cap = ${tol}%"
 assert_within "class wire rate at the receiver (bit/s)" "$bps" $RATE "$tol"
 assert_within "class wire rate at the receiver, upper side (bit/s)" \
