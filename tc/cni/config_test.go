@@ -7,6 +7,23 @@ import (
 	"testing"
 )
 
+// parsed reports whether a case's parse succeeded as it should (want
+// empty), failing the test if the error is not the one wanted.
+func parsed(t *testing.T, name string, err error, want string) bool {
+	t.Helper()
+	if want != "" {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", name, err, want)
+		}
+		return false
+	}
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return false
+	}
+	return true
+}
+
 func TestParseBandwidth(t *testing.T) {
 	for _, tc := range []struct {
 		name, conf string
@@ -28,14 +45,7 @@ func TestParseBandwidth(t *testing.T) {
 		{"bad ceThreshold", `{"ceThreshold":"-1ms"}`, nil, "ceThreshold"},
 	} {
 		c, err := parseConfig([]byte(tc.conf))
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
+		if !parsed(t, tc.name, err, tc.err) {
 			continue
 		}
 		got := c.bandwidth()
@@ -112,14 +122,7 @@ func TestParseConfigDelIgnoresBadKeys(t *testing.T) {
 		{"not JSON", `{"name":`, "", 0, "failed to parse"},
 	} {
 		c, err := parseConfigDel([]byte(tc.conf))
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
+		if !parsed(t, tc.name, err, tc.err) {
 			continue
 		}
 		if c.Name != "pods" || c.dataDir() != tc.dir || len(c.ValidAttachments) != tc.valid {
