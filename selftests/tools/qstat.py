@@ -3,7 +3,7 @@
 """qstat.py: sample a device's root qdisc counters, fast, over rtnetlink.
 
   qstat.py --dev DEV --interval S --seconds T [--skip W] [--series FILE]
-  qstat.py --dev DEV --rates T
+  qstat.py --dev DEV --rates T [--classes]
 
 Sends the same RTM_GETQDISC dump that `tc -s qdisc show` sends, every
 INTERVAL seconds for SECONDS, and reads the root qdisc's TCA_STATS2
@@ -24,7 +24,9 @@ it, and prints {"seconds": .., "uncertain_seconds": .., "bps": {"<handle>":
 bit/s, ...}} (handles as tc prints them, "10:"; uncertain_seconds: how
 far the window's length may be off, the sum of half of each dump's
 duration).  A rate taken through two tc calls instead carries the error
-of when, inside each call, the counter was read.
+of when, inside each call, the counter was read.  With --classes, the
+same for the classes of DEV's qdiscs (RTM_GETTCLASS, the dump of `tc -s
+class show`), keyed by classid as tc prints it, "1:a".
 Python 3 stdlib only.
 """
 import argparse
@@ -38,6 +40,8 @@ import time
 NETLINK_ROUTE = 0
 RTM_NEWQDISC = 36
 RTM_GETQDISC = 38
+RTM_NEWTCLASS = 40
+RTM_GETTCLASS = 42
 NLM_F_REQUEST = 0x1
 NLM_F_DUMP = 0x300
 NLMSG_DONE = 3
@@ -80,10 +84,13 @@ def sample(sock, ifindex, seq):
     return found
 
 
-def dump(sock, ifindex, seq):
-    """(handle, parent, parsed) of every qdisc of ifindex."""
-    req = TCMSG.pack(0, 0, 0, 0, 0, 0, 0)
-    sock.send(NLMSG.pack(NLMSG.size + len(req), RTM_GETQDISC,
+def dump(sock, ifindex, seq, classes=False):
+    """(handle, parent, parsed) of every qdisc of ifindex, or with classes
+    of every class (a class dump must name its device)."""
+    req = TCMSG.pack(0, 0, 0, ifindex if classes else 0, 0, 0, 0)
+    want = RTM_NEWTCLASS if classes else RTM_NEWQDISC
+    sock.send(NLMSG.pack(NLMSG.size + len(req),
+                         RTM_GETTCLASS if classes else RTM_GETQDISC,
                          NLM_F_REQUEST | NLM_F_DUMP, seq, 0) + req)
     found = []
     while True:
@@ -98,7 +105,7 @@ def dump(sock, ifindex, seq):
             if mtype == NLMSG_ERROR:
                 err = struct.unpack_from("=i", buf, off + NLMSG.size)[0]
                 raise OSError(-err, os.strerror(-err))
-            if mtype == RTM_NEWQDISC and mseq == seq:
+            if mtype == want and mseq == seq:
                 t = TCMSG.unpack_from(buf, off + NLMSG.size)
                 if t[3] == ifindex:
                     found.append((t[4], t[5],
@@ -139,23 +146,28 @@ def xstats_flows(data):
     return None
 
 
-def timed_bytes(sock, ifindex, seq):
+def handle_name(h, classes):
+    """A handle as tc prints it: "1:" for a qdisc, "1:a" for a class."""
+    return "%x:%x" % (h >> 16, h & 0xFFFF) if classes else "%x:" % (h >> 16)
+
+
+def timed_bytes(sock, ifindex, seq, classes):
     """(clock, dump's duration, {handle: bytes}), the clock read on both
     sides of the dump and the midpoint taken."""
     t0 = time.monotonic()
-    d = dump(sock, ifindex, seq)
+    d = dump(sock, ifindex, seq, classes)
     t1 = time.monotonic()
     return ((t0 + t1) / 2, t1 - t0,
-            {"%x:" % (h >> 16): r["bytes"] for h, _, r in d})
+            {handle_name(h, classes): r["bytes"] for h, _, r in d})
 
 
-def rates(sock, ifindex, seconds):
-    t0, r0, b0 = timed_bytes(sock, ifindex, 1)
+def rates(sock, ifindex, seconds, classes):
+    t0, r0, b0 = timed_bytes(sock, ifindex, 1, classes)
     time.sleep(seconds)
-    t1, r1, b1 = timed_bytes(sock, ifindex, 2)
+    t1, r1, b1 = timed_bytes(sock, ifindex, 2, classes)
     back = [h for h in b1 if h in b0 and b1[h] < b0[h]]
     if back:
-        raise SystemExit(f"byte counter went back (qdisc replaced?): {back}")
+        raise SystemExit(f"byte counter went back (replaced?): {back}")
     print(json.dumps({
         "seconds": round(t1 - t0, 4),
         # the window's ends are each known to within half a dump
@@ -173,6 +185,8 @@ def main():
     ap.add_argument("--skip", type=float, default=0.0)
     ap.add_argument("--series")
     ap.add_argument("--rates", type=float, metavar="T")
+    ap.add_argument("--classes", action="store_true",
+                    help="with --rates: the classes' counters")
     a = ap.parse_args()
 
     ifindex = socket.if_nametoindex(a.dev)
@@ -181,8 +195,10 @@ def main():
     if a.rates is not None:
         if not (a.rates > 0 and math.isfinite(a.rates)):
             ap.error("--rates needs T > 0")
-        rates(sock, ifindex, a.rates)
+        rates(sock, ifindex, a.rates, a.classes)
         return
+    if a.classes:
+        ap.error("--classes goes with --rates")
     if a.seconds is None:
         ap.error("--seconds or --rates is required")
     rows = []
