@@ -73,7 +73,7 @@ assert_eq "unmapped cgroup's packets in 1:5" "$(delta "$d" 1:5)" 0
 # before flow_limit drops), so after the move its traffic is the new
 # cgroup's.  14000-byte datagrams (10 fragments, each owned by the
 # socket) keep the syscall rate low enough for python in a TCG guest.  It
-# would run 40 s, and is stopped after the second window (each window,
+# would run 120 s, and is stopped after the second window (each window,
 # python's start-up included, took 9-10 s on 6.12 here).
 cat >"$TMPD/reconnect.py" <<'PY'
 import socket, sys, time
@@ -93,12 +93,19 @@ PY
 # from two class dumps over rtnetlink, each timed by the clock read next
 # to it (qstat.py).  Two tc calls, timed around, read -7.25% once: each
 # call takes about 0.4 s under TCG, and where in it the counter is read
-# varies.
+# varies.  Sets W_BPS: every class's rate in the window, as JSON (in
+# the caller's shell only when not run in $(...)).
 rate_over() {
-	ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates "$2" --classes |
-		jq --arg c "$1" '.bps[$c]'
+	local w
+
+	w=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates "$2" --classes) ||
+		fail "qstat.py --rates --classes"
+	jq -e --arg c "$1" '.bps | has($c)' <<<"$w" >/dev/null || fail "no class $1 in $w"
+	echo "# window of $(jq .seconds <<<"$w") s: $(jq -c .bps <<<"$w")" >&2
+	W_BPS=$(jq -c .bps <<<"$w")
+	jq --arg c "$1" '.bps[$c]' <<<"$w"
 }
-cg_run "$CG_BASE/tenant-5" ns_s "$PYTHON" "$TMPD/reconnect.py" "$IP_R" 7001 40
+cg_run "$CG_BASE/tenant-5" ns_s "$PYTHON" "$TMPD/reconnect.py" "$IP_R" 7001 120
 mover=$BG_PID
 log "sender started"
 sleep 1.5
@@ -108,11 +115,16 @@ running "$mover" || fail "the first window ran past the sender"
 echo "$mover" >"$CG_BASE/tenant-20/cgroup.procs" || fail "move the sender"
 grep -q "^0::.*/tenant-20$" "/proc/$mover/cgroup" || fail "sender not in tenant-20: $(cat "/proc/$mover/cgroup")"
 sleep 1.5
-r2=$(rate_over 1:20 4)
+rate_over 1:20 4 >"$TMPD/r2"
+r2=$(cat "$TMPD/r2")
 log "1:20 read: $r2 bit/s"
 running "$mover" || fail "the second window ran past the sender"
 check_within "before the move: rate of 1:5" "$r1" 5000000 3
 check_within "after the move: rate of 1:20" "$r2" 20000000 3
+# The sender left 1:5: at most 1% of its rate there after the move.
+old=$(jq '.["1:5"]' <<<"$W_BPS")
+echo "# after the move: rate of 1:5: $old bit/s (want <= 50000)"
+[ "$old" -le 50000 ] 2>/dev/null || check_fail "after the move: 1:5 still sends $old bit/s"
 kill "$mover" 2>/dev/null
 _wait_pid "$mover" || true
 

@@ -13,8 +13,9 @@
 # Sets, for each NAME in unloaded floor carousel htb: n_NAME p50_NAME
 # p99_NAME max_NAME (ping replies and RTTs in ms) and, loaded, bps_NAME
 # (aggregate goodput) and jain_NAME (Jain's index over the flows'
-# goodputs); st_carousel: the qdisc's counters after its run.
-FLOWS=4 T=9 NPING=200 IVAL=0.02 MTU=1500
+# goodputs); st_carousel: the qdisc's counters after its run.  SP_CC,
+# SP_RATE and SP_CARGS keep the arguments, for sparse_check's re-runs.
+FLOWS=4 T=9 NPING=200 IVAL=0.02 MTU=1500 SPARSE_TRIES=3
 
 # _sparse_bulk NAME PORT CC [IPERF_ARGS...]: FLOWS bulk flows for T s,
 # NPING pings in their middle.
@@ -99,30 +100,38 @@ sparse_run() {
 # A stall of this emulated machine outside the watchdog (the ping or its
 # reply not run for milliseconds) can still push one run's p99 past the
 # bound: 14.0 ms against 13.5 in one CI run whose p50 was 2.8 ms.  So a
-# run that misses the first bound is measured again, up to SPARSE_TRIES
-# (3) runs in all, each printed, and the checks are those of the last
-# run.  A ping that waits behind its class's bulk misses in every run
-# (HTB's p99 is 100 ms here).
-SPARSE_TRIES=3
+# run whose p99 alone misses is measured again, up to SPARSE_TRIES (3)
+# runs in all, each printed, its pings kept (ping-carousel-runN.*); a
+# run set aside must still have every ping answered and no drop.  A p50
+# over its bound (a ping that waits behind its class's bulk: HTB's p99 is
+# 100 ms here) fails at once.  The other checks are those of the last run.
 sparse_check() {
-	local try=1
+	local try=1 v
 
-	while ! _sparse_bound "$@"; do
-		if [ "$try" -ge "$SPARSE_TRIES" ]; then
-			check_fail "carousel p99 ${p99_carousel} / p50 ${p50_carousel} ms over the bound in $try runs"
+	while :; do
+		_sparse_bound "$@"
+		v=$?
+		[ "$v" = 0 ] && break
+		if [ "$v" = 2 ] || [ "$try" -ge "$SPARSE_TRIES" ]; then
+			check_fail "carousel p99 ${p99_carousel} / p50 ${p50_carousel} ms over the bound (run $try)"
 			break
 		fi
+		assert_eq "ping replies through carousel (run $try, set aside)" "$n_carousel" $NPING
+		assert_eq "qdisc drops (run $try, set aside)" "$(jq .drops <<<"$st_carousel")" 0
+		cp "$ART/ping-carousel.txt" "$ART/ping-carousel-run$try.txt"
+		cp "$ART/ping-carousel.seq" "$ART/ping-carousel-run$try.seq"
 		try=$((try + 1))
-		echo "# the bound missed: carousel measured again (run $try of $SPARSE_TRIES)"
+		echo "# p99 alone missed: carousel measured again (run $try of $SPARSE_TRIES)"
 		_sparse_carousel_add
-		_sparse_carousel $((5303 + try))
+		_sparse_carousel $((5302 + try))
 		echo "# carousel run $try: $n_carousel replies, p50 ${p50_carousel}ms p99 ${p99_carousel}ms max ${max_carousel}ms, bulk $bps_carousel bit/s, Jain $jain_carousel"
 		echo "# carousel counters: $st_carousel"
 	done
 	_sparse_rest "$@"
 }
 
-# _sparse_bound KU KF RATE: the first check above, its figures printed.
+# _sparse_bound KU KF RATE: the first check above, its figures printed:
+# 0 if met, 1 if only p99 missed, 2 if p50 did.
 _sparse_bound() {
 	local ku=$1 kf=$2 rate=$3 late pkt
 	late=$(jq '.timer_latency_max_ns / 1e6' <<<"$st_carousel")
@@ -139,7 +148,7 @@ _sparse_bound() {
 		printf "# allowance: 2 packet times %.3f ms, worst watchdog lateness %.3f ms\n", 2 * pkt, l
 		printf "# p99 %.3f <= %.3f ms (bound + allowance)? p50 %.3f <= %.3f ms (p50 bound + 2 packet times)?\n",
 			c, b + 2 * pkt + l, c5, b5 + 2 * pkt
-		exit !(c <= b + 2 * pkt + l && c5 <= b5 + 2 * pkt) }'
+		exit c5 > b5 + 2 * pkt ? 2 : c > b + 2 * pkt + l }'
 }
 
 # _sparse_rest: the other checks, on the last carousel run.

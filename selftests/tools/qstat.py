@@ -110,11 +110,12 @@ def dump(sock, ifindex, seq, classes=False):
                 if t[3] == ifindex:
                     found.append((t[4], t[5],
                                   parse(buf, off + NLMSG.size + TCMSG.size,
-                                        off + mlen)))
+                                        off + mlen, classes)))
             off += (mlen + 3) & ~3
 
 
-def parse(buf, off, end):
+def parse(buf, off, end, classes=False):
+    """A qdisc's (or a class's) kind and counters; flows, a qdisc's only."""
     r = {"kind": "", "bytes": 0, "qlen": 0, "backlog": 0, "drops": 0,
          "flows": None}
     for atype, data in attrs(buf, off, end):
@@ -127,7 +128,7 @@ def parse(buf, off, end):
                 elif stype == TCA_STATS_QUEUE and len(sdata) >= 12:
                     r["qlen"], r["backlog"], r["drops"] = \
                         struct.unpack_from("=III", sdata)
-                elif stype == TCA_STATS_APP:
+                elif stype == TCA_STATS_APP and not classes:
                     r["flows"] = xstats_flows(sdata)
     return r
 
