@@ -12,7 +12,8 @@
 # a flow over its budget gets NET_XMIT_CN (TCP enters CWR, no loss), so:
 #   - no packet is dropped in the qdisc, from the initial windows on;
 #   - the aggregate goodput, over a window in which all flows run, is
-#     within 1% of what the class rate allows;
+#     within 1% of what the class rate allows (below it, also by the
+#     catch-up cap's lost time: lib.sh, rate_tol);
 #   - Jain's fairness index over the per-flow goodputs is >= 0.95;
 #   - the qdisc's peak backlog, sampled every 50 ms over rtnetlink
 #     (tools/qstat.py, the dump `tc -s qdisc show` reads), is at most 2.5
@@ -61,13 +62,17 @@ echo "# receiver: $r"
 qs=$(cat "$TMPD/qstat.json")
 echo "# backlog sampled: $qs"
 st=$(qdisc_json "$DEV" | jq -c '.[0] | {packets, drops, backlog, qlen, flows,
-	cn_returns, ce_marks, flow_limit_drops, limit_drops, horizon_drops}')
+	cn_returns, ce_marks, flow_limit_drops, limit_drops, horizon_drops,
+	timer_latency_max_ns, catchup_lost_ns}')
 echo "# tc -s: $st"
 
 assert_eq "flows measured" "$(jq .flows <<<"$r")" "$FLOWS"
 assert_eq "qdisc drops" "$(jq .drops <<<"$st")" 0
 assert_eq "qdisc drops seen while sampling" "$(jq .drops <<<"$qs")" 0
-check_within "aggregate goodput (bit/s)" "$(jq .bps <<<"$r")" "$(tcp_goodput_expected $RATE $MTU)" 1
+# (less the catch-up cap's lost time, lib.sh's rate_tol: one 6.12 run on
+# a slow host read -2.32%)
+check_rate "aggregate goodput (bit/s)" "$(jq .bps <<<"$r")" "$(tcp_goodput_expected $RATE $MTU)" 1 \
+	"$(jq .catchup_lost_ns <<<"$st")" "$(jq .window_s <<<"$r")"
 awk -v j="$(jq .jain <<<"$r")" 'BEGIN { printf "Jain fairness index: %.4f (want >= 0.95)\n", j;
 	exit !(j >= 0.95) }' >&2 || check_fail "Jain index below 0.95"
 
