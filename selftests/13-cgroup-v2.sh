@@ -93,8 +93,7 @@ PY
 # from two class dumps over rtnetlink, each timed by the clock read next
 # to it (qstat.py).  Two tc calls, timed around, read -7.25% once: each
 # call takes about 0.4 s under TCG, and where in it the counter is read
-# varies.  Sets W_BPS: every class's rate in the window, as JSON (in
-# the caller's shell only when not run in $(...)).
+# varies.  Sets R_BPS (CLASS's rate) and W_BPS (every class's, as JSON).
 rate_over() {
 	local w
 
@@ -103,20 +102,21 @@ rate_over() {
 	jq -e --arg c "$1" '.bps | has($c)' <<<"$w" >/dev/null || fail "no class $1 in $w"
 	echo "# window of $(jq .seconds <<<"$w") s: $(jq -c .bps <<<"$w")" >&2
 	W_BPS=$(jq -c .bps <<<"$w")
-	jq --arg c "$1" '.bps[$c]' <<<"$w"
+	R_BPS=$(jq --arg c "$1" '.bps[$c]' <<<"$w")
 }
 cg_run "$CG_BASE/tenant-5" ns_s "$PYTHON" "$TMPD/reconnect.py" "$IP_R" 7001 120
 mover=$BG_PID
 log "sender started"
 sleep 1.5
-r1=$(rate_over 1:5 4)
+rate_over 1:5 4
+r1=$R_BPS
 log "1:5 read: $r1 bit/s"
 running "$mover" || fail "the first window ran past the sender"
 echo "$mover" >"$CG_BASE/tenant-20/cgroup.procs" || fail "move the sender"
 grep -q "^0::.*/tenant-20$" "/proc/$mover/cgroup" || fail "sender not in tenant-20: $(cat "/proc/$mover/cgroup")"
 sleep 1.5
-rate_over 1:20 4 >"$TMPD/r2"
-r2=$(cat "$TMPD/r2")
+rate_over 1:20 4
+r2=$R_BPS
 log "1:20 read: $r2 bit/s"
 running "$mover" || fail "the second window ran past the sender"
 check_within "before the move: rate of 1:5" "$r1" 5000000 3

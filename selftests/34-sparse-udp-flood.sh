@@ -109,8 +109,7 @@ assert_ge "flood ports heard" "$(jq .flows <<<"$r1")" $FLOWS
 # 234 ms, and lost 3.6% of a 6 s window so), and never exceed it by more
 # than 1%.
 bps=$(jq .bps <<<"$r1")
-tol=$(awk -v l="$(jq .catchup_lost_ns <<<"$st")" -v w="$(jq .window_s <<<"$r1")" 'BEGIN {
-	x = l / (w * 1e9) * 100; if (x > 5) x = 5; printf "%.2f", 1 + x }')
+tol=$(rate_tol 1 "$(jq .catchup_lost_ns <<<"$st")" "$(jq .window_s <<<"$r1")")
 echo "# rate allowance below: 1% + the time lost to the catch-up cap = ${tol}%"
 assert_within "class wire rate at the receiver (bit/s)" "$bps" $RATE "$tol"
 assert_within "class wire rate at the receiver, upper side (bit/s)" \
