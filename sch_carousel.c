@@ -28,7 +28,8 @@
  *     its rate (the ceiling itself is enforced at dequeue, below);
  *   - insert in the wheel at the departure: O(1);
  *   - account it to its flow (a connected socket, else a flow hash, in
- *     its class; see carousel_flow_key()): a flow over its budget
+ *     its class, computed only once a second packet of the class is
+ *     there to tell apart; see carousel_flow_key()): a flow over its budget
  *     (flow_budget packets and flow_budget_time of its share of the
  *     class) still queues, but the sender gets NET_XMIT_CN, and TCP
  *     enters CWR without a loss;
@@ -89,6 +90,8 @@
 
 #define CAROUSEL_FLOW_BITS	12			/* flow hash buckets */
 #define CAROUSEL_FLOWS		BIT(CAROUSEL_FLOW_BITS)
+/* The key of a flow not told apart yet (carousel_flow_key()) */
+#define CAROUSEL_KEY_NONE	0UL
 
 #define CAROUSEL_RATE_MAX	BIT_ULL(40)		/* bytes/s: 8.8 Tbit */
 #define CAROUSEL_GRAN_MAX	NSEC_PER_SEC
@@ -141,6 +144,9 @@ struct carousel_class {
 	u32		rerate:1;	/* rate changed while active: clamp the
 					 * clock when no charged packet is left
 					 */
+	u32		unkeyed:1;	/* holds a flow of CAROUSEL_KEY_NONE,
+					 * solo's (carousel_flow_rekey())
+					 */
 	u16		minor;		/* classid is sch->handle:minor */
 	u16		tx_rem;		/* carousel_tx_rem() of time_next */
 
@@ -162,6 +168,8 @@ struct carousel_class {
 	u32		last_mean;	/* us, over the interval before */
 	u32		last_max;	/* us */
 	u32		last_cnt;
+
+	struct sk_buff	*solo;		/* while unkeyed: its one packet */
 };
 
 /*
@@ -178,7 +186,11 @@ struct carousel_flow {
 	struct hlist_node	node;		/* in q->flow_hash[] or in
 						 * q->flow_stash
 						 */
-	unsigned long		key;		/* socket, or hash << 1 | 1 */
+	unsigned long		key;		/* socket, hash << 1 | 1, or
+						 * CAROUSEL_KEY_NONE: the one
+						 * packet of its class, not
+						 * yet hashed
+						 */
 	struct carousel_class	*cl;		/* NULL: unclassified */
 	u32			qlen;		/* packets in the wheel */
 	u32			pending;	/* of them, not yet charged */
@@ -491,8 +503,13 @@ static void carousel_flow_put(struct carousel_sched_data *q,
 		return;
 	hlist_del(&fl->node);
 	q->nr_flows--;
-	if (fl->cl)
+	if (fl->cl) {
 		fl->cl->flows--;
+		if (fl->key == CAROUSEL_KEY_NONE) {
+			fl->cl->unkeyed = 0;
+			fl->cl->solo = NULL;
+		}
+	}
 	if (q->nr_stashed < CAROUSEL_FLOW_STASH) {
 		hlist_add_head(&fl->node, &q->flow_stash);
 		q->nr_stashed++;
@@ -650,6 +667,11 @@ static void carousel_set_pacing(const struct carousel_sched_data *q,
  */
 #define CAROUSEL_HASH_MASK	1023
 
+static unsigned long carousel_hash_key(struct sk_buff *skb)
+{
+	return (skb_get_hash(skb) & CAROUSEL_HASH_MASK) << 1 | 1;
+}
+
 /*
  * The flow key of a packet: its socket if that is a flow of its own, else
  * its flow hash, tagged in bit 0 (never set in a socket pointer).  The
@@ -659,23 +681,48 @@ static void carousel_set_pacing(const struct carousel_sched_data *q,
  * does: a listener's setting would pass to every child it accepts.  *tcp
  * says whether the sender is a TCP socket, the one sender NET_XMIT_CN is
  * good for (carousel_enqueue()).
+ *
+ * A packet with no socket flow and no hash yet that is to be the only
+ * packet of its class (lone) needs no key: there is no other flow to tell
+ * it from.  It gets CAROUSEL_KEY_NONE, and the flow dissector is not run
+ * for it; the next packet of its class hashes it first
+ * (carousel_flow_rekey()).
  */
 static unsigned long carousel_flow_key(const struct carousel_sched_data *q,
-				       struct sk_buff *skb, bool *tcp)
+				       struct sk_buff *skb, bool lone,
+				       bool *tcp)
 {
 	struct sock *sk = skb->sk;
-	unsigned long hash;
 
 	*tcp = false;
 	if (!sk || !carousel_sk_is_flow(sk)) {
-		hash = skb_get_hash(skb) & CAROUSEL_HASH_MASK;
-		return hash << 1 | 1;
+		if (lone && !skb->l4_hash && !skb->sw_hash)
+			return CAROUSEL_KEY_NONE;
+		return carousel_hash_key(skb);
 	}
 	if (sk_fullsock(sk)) {
 		carousel_set_pacing(q, sk);
 		*tcp = sk_is_tcp(sk);
 	}
 	return (unsigned long)sk;
+}
+
+/*
+ * Class cl holds a flow of CAROUSEL_KEY_NONE (carousel_flow_key()), of its
+ * one packet cl->solo, and a packet of cl comes: the flow gets its packet's
+ * hash key first, so that the newcomer finds it if they are one flow.
+ */
+static void carousel_flow_rekey(struct carousel_sched_data *q,
+				struct carousel_class *cl)
+{
+	struct carousel_flow *fl = carousel_cb(cl->solo)->fl;
+
+	cl->unkeyed = 0;
+	if (WARN_ON_ONCE(fl->key != CAROUSEL_KEY_NONE || fl->cl != cl))
+		return;
+	hlist_del(&fl->node);
+	fl->key = carousel_hash_key(cl->solo);
+	hlist_add_head(&fl->node, carousel_flow_bucket(q, fl->key, cl));
 }
 
 /*
@@ -1239,7 +1286,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	struct carousel_class *cl;
 	unsigned long key;
 	u64 now, at, *refused;
-	bool tcp, cn;
+	bool tcp, cn, split;
 	int ret;
 
 	if (!carousel_classify(skb, sch, &cl, &ret)) {
@@ -1251,11 +1298,14 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		return ret;
 	}
 
-	key = carousel_flow_key(q, skb, &tcp);
+	split = skb_is_gso(skb) && carousel_split(q, cl, qdisc_pkt_len(skb));
+	if (cl && unlikely(cl->unkeyed))
+		carousel_flow_rekey(q, cl);
+	key = carousel_flow_key(q, skb, cl && !cl->qlen && !split, &tcp);
 	cn = tcp && carousel_may_notify(sch);
 	now = ktime_get_ns();
 	at = carousel_own_time(q, skb, now);
-	if (skb_is_gso(skb) && carousel_split(q, cl, qdisc_pkt_len(skb))) {
+	if (split) {
 		ret = carousel_enqueue_segs(skb, sch, cl, key, at, now, cn,
 					    to_free);
 	} else {
@@ -1265,8 +1315,13 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			return carousel_drop(skb, sch, cl, refused, to_free);
 		ret = carousel_enqueue_one(skb, sch, cl, fl, at, now, &ch,
 					   to_free);
-		if (ret != NET_XMIT_DROP)
+		if (ret != NET_XMIT_DROP) {
 			carousel_ends(q, skb, fl);
+			if (key == CAROUSEL_KEY_NONE) {
+				cl->unkeyed = 1;
+				cl->solo = skb;
+			}
+		}
 		carousel_flow_put(q, fl);
 	}
 

@@ -14,6 +14,10 @@
 # while a connected socket stays one flow whatever it sends:
 #   3. K connected UDP sockets are K flows, and one of them sending K
 #      datagrams is one.
+#   4. an unconnected UDP socket sending K datagrams to one peer into an
+#      idle class is one flow (no filler here): its second datagram,
+#      alone in its class once the first has left, is queued before it
+#      is hashed, and must be found by the third all the same.
 # Each time, a filler (one connected socket) first gives the 8 kbit class
 # two 1242 B datagrams: the first leaves at once, the second 1.24 s
 # later, so the class is saturated meanwhile and what follows waits its
@@ -34,16 +38,22 @@ ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 8kbit || fail 
 # udp MODE: MODE=unconnected (one socket, K peers), connected (K sockets,
 # one datagram each), one (one connected socket, K datagrams); after a
 # filler of two datagrams of 1200 B (1.24 s each at 8 kbit) from one more
-# connected socket.
+# connected socket.  MODE=lone: no filler; one unconnected socket sends
+# K datagrams to one peer, the first two of 1200 B.
 udp() {
 	ns_s "$PYTHON" - "$IP_R" "$PORT" "$K" "$1" <<'EOF' || fail "udp sender ($1)"
 import socket, sys
 dst, port, k, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-filler = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-filler.connect((dst, port + 999))
-for _ in range(2):
-    filler.send(b"f" * 1200)
-if mode == "unconnected":
+if mode != "lone":
+    filler = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    filler.connect((dst, port + 999))
+    for _ in range(2):
+        filler.send(b"f" * 1200)
+if mode == "lone":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for i in range(k):
+        s.sendto(b"l" * (1200 if i < 2 else 100), (dst, port))
+elif mode == "unconnected":
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     for i in range(k):
         s.sendto(b"u" * 100, (dst, port + i))
@@ -115,6 +125,9 @@ case_flows "unconnected UDP socket, $K peers" $((1 + K)) 2 udp unconnected
 case_flows "RSTs for $K closed ports" $((1 + 1 + K)) 2 rsts
 case_flows "$K connected UDP sockets" $((1 + K)) 0 udp connected
 case_flows "one connected UDP socket, $K datagrams" $((1 + 1)) 0 udp one
+# Its first datagram leaves at once, the second 1.24 s later: the class
+# holds two flows meanwhile if the first was never hashed.
+case_flows "unconnected UDP socket, one peer, $K datagrams" 1 0 udp lone
 
 busywait 20000 drained || fail "qdisc did not drain"
 st=$(qjq "$DEV" '.[0] | {packets, drops, flows}')
