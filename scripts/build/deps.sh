@@ -52,11 +52,10 @@ if [ "$bp_kernel_missing" = 1 ]; then
 fi
 
 # --- Go, for carousel-cni (tc/cni) --------------------------------------
-# Any go the Makefile finds will do (tc/cni/Makefile: PATH, /usr/local/go);
-# where there is none, Debian's 1.23 from bookworm-backports (go.mod asks
-# for 1.23).
-if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ] &&
-   ! ls /usr/lib/go-1.2*/bin/go >/dev/null 2>&1; then
+# Any go of 1.23 or newer that tc/cni/findgo.sh finds (PATH, /usr/local/go,
+# /usr/lib/go-1.*) will do; where there is none (Debian 12's own golang-go
+# is 1.19), Debian's 1.23 from bookworm-backports (go.mod asks for 1.23).
+if ! sh "$(dirname "$0")/../../tc/cni/findgo.sh" >/dev/null; then
 	echo "deps: installing Go 1.23 from bookworm-backports"
 	$SUDO apt-get update -q
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \

@@ -334,7 +334,8 @@ func cmdCheck(args *skel.CmdArgs) error {
 
 // cmdGC removes every attachment of this network that is not in
 // cni.dev/valid-attachments: by its state file, and any ifb whose alias
-// names it (an ADD that died before its state was written).
+// names it (an ADD that died before its state was written); and the
+// temporary state files a crash left (removeStaleTemps).
 func cmdGC(args *skel.CmdArgs) error {
 	conf, err := parseConfigDel(args.StdinData)
 	if err != nil {
@@ -359,6 +360,9 @@ func cmdGC(args *skel.CmdArgs) error {
 			errs = append(errs, err)
 		}
 	}
+	// A temporary state file that a crash left between its write and
+	// its rename.
+	errs = append(errs, removeStaleTemps(dir, conf.Name, staleTempAge)...)
 	links, err := netlinksafe.LinkList()
 	if err != nil {
 		return errors.Join(append(errs, err)...)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 type State struct {
@@ -149,4 +150,69 @@ func networkStates(dir, network string) (states []*State, errs []error) {
 		}
 	}
 	return states, errs
+}
+
+// staleTempAge: how old a temporary state file (save's ".tmp-*") must be
+// before GC takes it for one that a crash left behind.  save() renames
+// its file within milliseconds; a runtime serialises ADD and GC of one
+// network, so this only guards against a slow disk.
+const staleTempAge = 10 * time.Minute
+
+// removeStaleTemps removes the temporary state files of one network that
+// are older than age, then the container directories left empty.  The
+// names are read, not globbed (a network's name may hold glob
+// characters), and only real directories and regular files are
+// touched: a symbolic link is left as it is.  What cannot be removed is
+// reported in errs.
+func removeStaleTemps(dir, network string, age time.Duration) (errs []error) {
+	if err := safeName(network); err != nil {
+		return []error{err}
+	}
+	ndir := filepath.Join(dir, network)
+	cdirs, err := os.ReadDir(ndir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return []error{err}
+	}
+	for _, cd := range cdirs {
+		if !cd.IsDir() { // (ReadDir does not follow links)
+			continue
+		}
+		cpath := filepath.Join(ndir, cd.Name())
+		files, err := os.ReadDir(cpath)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed := false
+		for _, f := range files {
+			if !strings.HasPrefix(f.Name(), ".tmp-") || !f.Type().IsRegular() {
+				continue
+			}
+			p := filepath.Join(cpath, f.Name())
+			fi, err := f.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if time.Since(fi.ModTime()) < age {
+				continue
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+				continue
+			}
+			removed = true
+		}
+		if removed {
+			// Fails, as it should, while the directory holds anything.
+			_ = os.Remove(cpath)
+		}
+	}
+	return errs
 }
