@@ -17,27 +17,37 @@ quiet_link
 
 offered() { qjq "$DEV" '.[0] | .packets + .drops + .qlen'; }
 send() { ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --size 1000 --sndbuf 8000000 "$@"; }
+# q_read 'JQ' VAR...: one dump of the qdisc; VARs get the words JQ (on .[0])
+# prints, so that several counters come from the same instant.
+q_read() {
+	local f=$1
+	shift
+	read -r "$@" <<<"$(qjq "$DEV" ".[0] | $f")"
+}
 
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 limit 100 || fail "qdisc add"
-ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 1mbit || fail "class add"
+tc_batch "qdisc add, class add" <<EOF
+qdisc add dev $DEV root handle 1: carousel default 10 limit 100
+class add dev $DEV parent 1: classid 1:10 carousel rate 1mbit
+EOF
 base=$(offered)
 out=$(send --port 7000 --count 1000) || fail "udpsend"
 echo "# sender: $out"
-qlen=$(qjq "$DEV" '.[0].qlen')
-echo "# qlen $qlen after the burst; $(qjq "$DEV" '.[0] | "sent \(.packets) drops \(.drops) limit_drops \(.limit_drops)"')"
+# (one dump for all the counters below, taken when qlen alone was: the
+# class sends on meanwhile, and they are then all of the same instant)
+q_read '"\(.qlen) \(.packets) \(.drops) \(.limit_drops)"' qlen packets qdrops drops
+echo "# qlen $qlen after the burst; sent $packets drops $qdrops limit_drops $drops"
 [ "$qlen" -le 100 ] || fail "qlen $qlen > limit 100"
 # Everything accepted was sent or is still queued: at least the limit.
-assert_ge "accepted (sent + backlog)" "$(qjq "$DEV" '.[0] | .packets + .qlen')" 100
-drops=$(qjq "$DEV" '.[0].limit_drops')
-assert_ge "limit_drops" "$drops" $((1000 - 100 - $(qjq "$DEV" '.[0].packets')))
-assert_eq "drops = limit_drops" "$(qjq "$DEV" '.[0].drops')" "$drops"
-assert_eq "offered" "$(( $(offered) - base ))" 1000
+assert_ge "accepted (sent + backlog)" "$((packets + qlen))" 100
+assert_ge "limit_drops" "$drops" $((1000 - 100 - packets))
+assert_eq "drops = limit_drops" "$qdrops" "$drops"
+assert_eq "offered" "$((packets + qdrops + qlen - base))" 1000
 
 # Lowering the limit live drops the excess at once, counted.
 ns_s tc qdisc change dev "$DEV" root carousel limit 10 || fail "limit 10"
-qlen=$(qjq "$DEV" '.[0].qlen')
+q_read '"\(.qlen) \(.packets + .drops + .qlen)"' qlen off
 [ "$qlen" -le 10 ] || fail "qlen $qlen after lowering limit to 10"
-assert_eq "offered after trim" "$(( $(offered) - base ))" 1000
+assert_eq "offered after trim" "$((off - base))" 1000
 
 # ...and the class's schedule never holds its backlog: a saturated class
 # keeps one packet charged ahead of now, the rest wait their turn
@@ -46,9 +56,11 @@ assert_eq "offered after trim" "$(( $(offered) - base ))" 1000
 # class given 100 datagrams (8.3 s of its rate, 83 ms each), then limit
 # 10: the lag is at most 2 packets + 100 ms before and after the trim
 # (before just-in-time charging: the whole queue's time, about 8 s).
-ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 || fail "qdisc add"
-ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 100kbit || fail "class add"
+tc_batch "qdisc del, qdisc add, class add" <<EOF
+qdisc del dev $DEV root
+qdisc add dev $DEV root handle 1: carousel default 10
+class add dev $DEV parent 1: classid 1:10 carousel rate 100kbit
+EOF
 send --port 7001 --count 100 >/dev/null || fail "udpsend"
 lag_ok() {
 	local kept lag
@@ -65,21 +77,22 @@ lag_ok "before the trim"
 ns_s tc qdisc change dev "$DEV" root carousel limit 10 || fail "limit 10"
 lag_ok "after the trim"
 
-ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 10 flow_limit 20 || fail "qdisc add 2"
-ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 1mbit || fail "class add"
-base=$(offered)
+tc_batch "qdisc del, qdisc add 2, class add" <<EOF
+qdisc del dev $DEV root
+qdisc add dev $DEV root handle 1: carousel default 10 flow_limit 20
+class add dev $DEV parent 1: classid 1:10 carousel rate 1mbit
+EOF
 accepted() { qjq "$DEV" '.[0] | .packets + .qlen'; }
-a0=$(accepted)
+q_read '"\(.packets + .drops + .qlen) \(.packets + .qlen)"' base a0
 send --port 7001 --count 500 >/dev/null || fail "udpsend 1"
 a1=$(accepted)
 send --port 7002 --count 500 >/dev/null || fail "udpsend 2"
-a2=$(accepted)
-qlen=$(qjq "$DEV" '.[0].qlen')
-echo "# two sockets: accepted $a1 then $((a2 - a1)), qlen $qlen, flow_limit_drops $(qjq "$DEV" '.[0].flow_limit_drops')"
+q_read '"\(.packets + .qlen) \(.qlen) \(.flow_limit_drops) \(.packets + .drops + .qlen)"' \
+	a2 qlen fldrops off
+echo "# two sockets: accepted $a1 then $((a2 - a1)), qlen $qlen, flow_limit_drops $fldrops"
 [ "$qlen" -le 40 ] || fail "qlen $qlen > 2 x flow_limit"
 # Socket 2 has a budget of its own: sharing socket 1's full one, it would
 # only get the few slots socket 1's departures freed meanwhile.
 assert_ge "accepted from socket 2" $((a2 - a1)) 20
-assert_eq "flow_limit_drops = offered - accepted" "$(qjq "$DEV" '.[0].flow_limit_drops')" $((1000 - (a2 - a0)))
-assert_eq "offered" "$(( $(offered) - base ))" 1000
+assert_eq "flow_limit_drops = offered - accepted" "$fldrops" $((1000 - (a2 - a0)))
+assert_eq "offered" "$((off - base))" 1000

@@ -127,10 +127,10 @@ done
 txtime_send 9 --gap-us 1 --count 12000 --size 64 --lead-ms $((lead * 1000)) --sndbuf 67108864 \
 	>"$ART/fill.json"
 echo "# fill: $(jq -c . "$ART/fill.json")"
-wp=$(qjq "$DEV" '.[0].wheel_packets')
+# (one dump: nothing leaves before the stamps, 20 s ahead)
+read -r wp qlen waiting <<<"$(qjq "$DEV" '.[0] | "\(.wheel_packets) \(.qlen) \(.waiting_packets)"')"
 assert_ge "wheel_packets" "$wp" 10000
-assert_eq "backlog = wheel_packets + waiting_packets" "$(qjq "$DEV" '.[0].qlen')" \
-	"$((wp + $(qjq "$DEV" '.[0].waiting_packets')))"
+assert_eq "backlog = wheel_packets + waiting_packets" "$qlen" "$((wp + waiting))"
 [ -e /sys/kernel/slab/carousel_flow ] || fail "no carousel_flow cache while loaded"
 FLOW_ALIAS=
 [ ! -L /sys/kernel/slab/carousel_flow ] || FLOW_ALIAS=$(readlink /sys/kernel/slab/carousel_flow)

@@ -16,13 +16,11 @@ require_carousel
 setup_pair
 quiet_link
 
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 100mbit default 30 \
-	granularity 2us horizon 5s horizon_cap limit 500 flow_limit 200 flow_budget 3 \
-	flow_budget_time 500us flow_limit_time 300ms ce_threshold 2ms timer_slack 20us ||
-	fail "qdisc add"
-ns_s tc class add dev "$DEV" parent 1: classid 1:10 carousel rate 200kbit burst 3000 ||
-	fail "class 1:10"
-ns_s tc class add dev "$DEV" parent 1: classid 1:20 carousel rate 20mbit || fail "class 1:20"
+tc_batch "qdisc add, class 1:10, class 1:20" <<EOF
+qdisc add dev $DEV root handle 1: carousel rate 100mbit default 30 granularity 2us horizon 5s horizon_cap limit 500 flow_limit 200 flow_budget 3 flow_budget_time 500us flow_limit_time 300ms ce_threshold 2ms timer_slack 20us
+class add dev $DEV parent 1: classid 1:10 carousel rate 200kbit burst 3000
+class add dev $DEV parent 1: classid 1:20 carousel rate 20mbit
+EOF
 
 OPTS='"options.rate", "options.default", "options.granularity", "options.horizon",
 	"options.horizon_drop", "options.limit", "options.flow_limit", "options.flow_budget",
@@ -43,27 +41,49 @@ CLASS_KEYS='"class", "handle", "rate", "burst", "stats.bytes",
 	"stats.delay_mean_ns", "stats.delay_max_ns", "stats.delay_packets", "stats.delay_interval_ns"'
 CLASS_ALLOW='"root", "parent", "leaf", "stats.rate", "stats.pps"'
 
-# check_qdisc TC WANT_VALUES_JSON WANT_INTS_JSON
+# The version line of each tc, asked once.
+declare -A TCV
+for t in tc "$TC_NEW"; do
+	TCV[$t]=$($t -V | head -1)
+done
+
+# The checks of check_tc_json.py are queued, and run_checks runs them all
+# in one python3 (--batch; a start costs 1-3 s in a TCG guest).
+CHECKS=()
+# run_checks: the queued checks (output to stderr), check_fail for each that
+# failed.
+run_checks() {
+	local failed m
+	failed=$("$PYTHON" "$TOOLS/check_tc_json.py" --batch "${CHECKS[@]}") ||
+		check_fail "check_tc_json.py did not run every check to its end"
+	while IFS= read -r m; do
+		[ -z "$m" ] || check_fail "$m"
+	done <<<"$failed"
+	CHECKS=()
+}
+
+# check_qdisc TC WANT_VALUES_JSON WANT_INTS_JSON HEADER: queue the check of
+# TC's qdisc JSON (dumped now), printed under HEADER.
 check_qdisc() {
-	cat >"$TMPD/want.json" <<-EOF
+	local n=${#CHECKS[@]}
+	cat >"$TMPD/want-$n.json" <<-EOF
 	{ "handle": "1:", "keys": [$OPTS, $XSTATS], "allow": [$TC_ALLOW],
 	  "values": $2, "ints": $3 }
 	EOF
-	ns_s "$1" -j -s qdisc show dev "$DEV" >"$TMPD/q.json" || fail "$1 -j -s qdisc show"
-	"$PYTHON" "$TOOLS/check_tc_json.py" qdisc "$TMPD/want.json" <"$TMPD/q.json" >&2 ||
-		check_fail "$1: qdisc JSON"
+	ns_s "$1" -j -s qdisc show dev "$DEV" >"$TMPD/q-$n.json" || fail "$1 -j -s qdisc show"
+	CHECKS+=(qdisc "$TMPD/want-$n.json" "$TMPD/q-$n.json" "$4" "$1: qdisc JSON")
 }
 
-# check_class HANDLE WANT_VALUES_JSON
+# check_class HANDLE WANT_VALUES_JSON CLASS_JSON_FILE: queue the check of
+# class HANDLE in CLASS_JSON_FILE (tc_json -s class show).
 check_class() {
-	cat >"$TMPD/want.json" <<-EOF
+	local n=${#CHECKS[@]}
+	cat >"$TMPD/want-$n.json" <<-EOF
 	{ "handle": "$1", "keys": [$CLASS_KEYS], "allow": [$CLASS_ALLOW],
 	  "values": $2, "ints": ["stats.lag_ns", "stats.overlimits", "stats.requeues",
 		"stats.delay_mean_ns", "stats.delay_max_ns", "stats.delay_packets"] }
 	EOF
-	tc_json -n "$NS_S" -s class show dev "$DEV" >"$TMPD/c.json" || fail "class show"
-	"$PYTHON" "$TOOLS/check_tc_json.py" class "$TMPD/want.json" <"$TMPD/c.json" >&2 ||
-		check_fail "class $1 JSON"
+	CHECKS+=(class "$TMPD/want-$n.json" "$3" "" "class $1 JSON")
 }
 
 OPTVALS='"options.rate": 12500000, "options.default": 48, "options.granularity": 2000,
@@ -78,12 +98,12 @@ ALLINTS='["timer_arms", "timer_fires", "timer_latency_ns", "timer_latency_max_ns
 
 # 1. Idle, before any traffic: options, and every counter at 0.
 for t in tc "$TC_NEW"; do
-	echo "# $($t -V | head -1): idle"
 	check_qdisc "$t" "{ $OPTVALS, \"packets\": 0, \"bytes\": 0, \"drops\": 0, \"qlen\": 0,
 		\"backlog\": 0, \"wheel_packets\": 0, \"flows\": 0, \"unclassified\": 0,
 		\"ce_marks\": 0, \"alloc_drops\": 0, \"next_departure_ns\": 18446744073709551615 }" \
-		"$ALLINTS"
+		"$ALLINTS" "# ${TCV[$t]}: idle"
 done
+run_checks
 
 # 2. Busy: 60 datagrams into the 200 kbit class, all queued at once (a
 # send buffer that holds them): 3.5 s of them in the wheel when the sender
@@ -122,27 +142,31 @@ busywait 30000 drained >/dev/null || fail "the wheel did not drain"
 # 3. Drained: every counter equals what was sent (L2 lengths: payload + 42).
 B10=$((60 * 1442)) B20=$((50 * 1042)) BU=$((20 * 542))
 for t in tc "$TC_NEW"; do
-	echo "# $($t -V | head -1): drained"
 	check_qdisc "$t" "{ $OPTVALS, \"packets\": 130, \"bytes\": $((B10 + B20 + BU)),
 		\"drops\": 0, \"qlen\": 0, \"backlog\": 0, \"wheel_packets\": 0, \"flows\": 0,
 		\"unclassified\": 20, \"horizon_drops\": 0, \"horizon_caps\": 0,
 		\"limit_drops\": 0, \"flow_limit_drops\": 0, \"filter_drops\": 0,
 		\"flow_time_drops\": 0, \"waiting_packets\": 0, \"ce_marks\": 0, \"alloc_drops\": 0,
 		\"next_departure_ns\": 18446744073709551615 }" \
-		"$ALLINTS"
+		"$ALLINTS" "# ${TCV[$t]}: drained"
 done
+# (one class dump for both: drained, nothing changes between them)
+tc_json -n "$NS_S" -s class show dev "$DEV" >"$TMPD/c.json" || fail "class show"
 check_class 1:10 "{ \"rate\": 25000, \"burst\": 3000, \"stats.packets\": 60,
 	\"stats.bytes\": $B10, \"stats.drops\": 0, \"stats.qlen\": 0, \"stats.backlog\": 0,
 	\"stats.effective_rate\": 25000, \"stats.flows\": 0, \"class\": \"carousel\",
-	\"stats.delay_interval_ns\": 1073741824 }"
+	\"stats.delay_interval_ns\": 1073741824 }" "$TMPD/c.json"
 check_class 1:20 "{ \"rate\": 2500000, \"burst\": 0, \"stats.packets\": 50,
 	\"stats.bytes\": $B20, \"stats.drops\": 0, \"stats.qlen\": 0, \"stats.backlog\": 0,
-	\"stats.lag_ns\": 0, \"stats.effective_rate\": 2500000, \"stats.flows\": 0, \"class\": \"carousel\" }"
+	\"stats.lag_ns\": 0, \"stats.effective_rate\": 2500000, \"stats.flows\": 0, \"class\": \"carousel\" }" \
+	"$TMPD/c.json"
+run_checks
 
 # 4. Text: every option and counter, in human units.
 for t in tc "$TC_NEW"; do
 	out=$(ns_s "$t" -s qdisc show dev "$DEV")
-	echo "$out" | sed "s/^/# $($t -V | head -1 | awk '{print $NF}'): /"
+	read -ra v <<<"${TCV[$t]}"
+	echo "$out" | sed "s/^/# ${v[-1]}: /"
 	for want in "rate 100Mbit" "default 0x30" "granularity 2us" "horizon 5s" "horizon_cap" \
 		"limit 500p" "flow_limit 200p" "flow_budget 3p" "flow_budget_time 500us" \
 		"flow_limit_time 300ms" "ce_threshold 2ms" "timer_slack 20us" "wheel_packets 0" "classes 2" "levels " \

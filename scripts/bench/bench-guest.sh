@@ -126,7 +126,7 @@ for q in carousel htb fq; do
 			ns_r "$PYTHON" "$BENCH_DIR/recvgaps.py" --port "$port" --count "$count" \
 				--timeout $((ACC_SECS * 3 + 20)) >"$TMPD/recv.json" &
 			rpid=$!
-			busywait 10000 _listening "$port" >/dev/null || fail "recvgaps.py did not start"
+			busywait 30000 _listening "$port" >/dev/null || fail "recvgaps.py did not start"
 			# txtimes twice as dense as the rate: the qdisc does the pacing.
 			txtime_send "$port" --gap-us "$((gap_ns / 2000))" --count "$count" \
 				--size 1400 --lead-ms 1 --priority $((0x10001)) >/dev/null

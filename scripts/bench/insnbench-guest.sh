@@ -282,7 +282,7 @@ crowd() {
 	echo >"$T/set_graph_function"
 	echo "crowd $1 $((tx1 - tx0)) $spin_win $spin_ns $calls $max $((CROWD_THRESH_US * 1000)) $overrun" \
 		>>"$OUTDIR/crowd.txt"
-	echo "# insnbench: crowd of $1: $((tx1 - tx0)) sent, longest dequeue $max ns, $calls over ${CROWD_THRESH_US} us"
+	echo "# insnbench: crowd of $1: $((tx1 - tx0)) sent, longest dequeue $max ns, $calls over ${CROWD_THRESH_US} us, at ${SECONDS}s"
 	tc qdisc del dev "$dev" root
 }
 
@@ -352,7 +352,7 @@ for h in $HASHES; do
 				window light "$h" "$n" "$q" $((2 * PKTS)) "$r"
 			done
 		done
-		echo "# insnbench: light load, $h, $n classes: done"
+		echo "# insnbench: light load, $h, $n classes: done at ${SECONDS}s"
 	done
 done
 if [ "$BACKLOG_N" -gt 0 ]; then
@@ -365,7 +365,7 @@ if [ "$BACKLOG_N" -gt 0 ]; then
 			backlogged "$q" $((2 * BACKLOG_PKTS)) "$r"
 		done
 	done
-	echo "# insnbench: backlogged, $BACKLOG_N classes: done"
+	echo "# insnbench: backlogged, $BACKLOG_N classes: done at ${SECONDS}s"
 fi
 if [ "$TCP_N" -gt 0 ]; then
 	tcp_setup
@@ -386,7 +386,7 @@ if [ "$TCP_N" -gt 0 ]; then
 	for q in "${QDISCS[@]}"; do
 		ip netns del "tn_$q"
 	done
-	echo "# insnbench: tcp, $TCP_N flows: done"
+	echo "# insnbench: tcp, $TCP_N flows: done at ${SECONDS}s"
 fi
 # (before the crowd's program replaces one: its windows need no names)
 cp /proc/kallsyms "$OUTDIR/kallsyms.txt"
