@@ -56,12 +56,12 @@ done
 IPERF_OMIT=2
 iperf_start 5410 "$T"
 iperf_start 5430 "$T"
-sleep 3
-# The 6 s window opens once python3 has started (seconds, on a busy
-# host): T leaves it about 9 s of traffic, less that start, to spare; the
-# clients must still be running when it closes.  (With 13 s, a start of
-# over 4 s once ran the window past the traffic.)
-rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 6) || fail "qstat.py --rates"
+# The 6 s window opens 3 s in (rates_start: python3's start, seconds on
+# a busy host, falls inside those 3 s): T leaves it 11 s of traffic to
+# spare; the clients must still be running when it closes.
+rates_start 3 6
+rates_wait
+rates=$RATES
 for p in 5410 5430; do
 	running "${_IPERF_CLIENT[$p]}" || fail "the rate window ran past the traffic"
 done
@@ -80,11 +80,13 @@ under_ceiling "wire rate, both classes" "$(jq '.bps["1:"]' <<<"$rates")" "$rates
 ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel rate 20mbit || fail "qdisc add, no class"
 IPERF_OMIT=1
-# 14 s, so that the 3 s window, which opens seconds late on a busy host,
-# still ends inside the traffic (with 6 s it once ended 2 s past it).
+# The 3 s window opens 2 s in (rates_start); 14 s of traffic leave it
+# room if python3 starts later than that (with a 6 s run and a sleep
+# before python3, it once ended 2 s past the traffic).
 iperf_start 5440 14 -u -b 40M -l 1400
-sleep 2
-rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 3) || fail "qstat.py --rates"
+rates_start 2 3
+rates_wait
+rates=$RATES
 running "${_IPERF_CLIENT[5440]}" || fail "the rate window ran past the traffic"
 iperf_wait 5440
 u=$(jq '.bps["1:"]' <<<"$rates")

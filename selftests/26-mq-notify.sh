@@ -30,49 +30,53 @@ setup_pair --txqueues 2
 quiet_link
 RATE=10000000 T=12
 
-# child_stat HANDLE KEY: KEY of the carousel whose handle is HANDLE.
+# child_stat JSON HANDLE KEY: KEY of the qdisc whose handle is HANDLE, in
+# JSON (qdisc_json's; one dump serves every read of a settled state: each
+# tc run costs about 0.4 s in a TCG guest).
 child_stat() {
-	qdisc_json "$DEV" | jq -r --arg h "$1" --arg k "$2" \
-		'.[] | select(.handle == $h) | .[$k]'
+	jq -r --arg h "$2" --arg k "$3" '.[] | select(.handle == $h) | .[$k]' <<<"$1"
 }
 
-ns_s tc qdisc add dev "$DEV" root handle 1: mq || fail "mq"
-for q in 1 2; do
-	ns_s tc qdisc add dev "$DEV" parent 1:$q handle ${q}0: carousel default 1 \
-		flow_budget 2 || fail "carousel under 1:$q"
-	ns_s tc class add dev "$DEV" parent ${q}0: classid ${q}0:1 carousel \
-		rate $RATE || fail "class ${q}0:1"
-done
+tc_batch "mq, and a carousel with a class under each of its queues" <<EOF
+qdisc add dev $DEV root handle 1: mq
+qdisc add dev $DEV parent 1:1 handle 10: carousel default 1 flow_budget 2
+class add dev $DEV parent 10: classid 10:1 carousel rate $RATE
+qdisc add dev $DEV parent 1:2 handle 20: carousel default 1 flow_budget 2
+class add dev $DEV parent 20: classid 20:1 carousel rate $RATE
+EOF
 kinds=$(qdisc_json "$DEV" | jq -r '[.[] | .kind] | sort | join(",")')
 assert_eq "qdiscs on $DEV" "$kinds" "carousel,carousel,mq"
 
 iperf_start 5301 $T -P 16
-sleep $((IPERF_OMIT + 2))
 # Each child's rate from its byte counter, read twice 4 s apart and timed
-# in one process (tools/qstat.py --rates).  The window opens when
-# python3 has started, which takes seconds on a busy host: the run lasts
-# long enough (T) for the window to end inside the traffic (with T = 8,
-# a late start put its end past it: -6.6% where iperf saw full rate),
-# and the client must still be running when it has.  Two tc calls left
-# the read somewhere inside each call, a few tenths of a second under
-# emulation: that alone once gave a child -9.2%.
-rates=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates 4) || fail "qstat.py --rates"
-running "${_IPERF_CLIENT[5301]}" || fail "the rate window ran past the traffic"
+# in one process (tools/qstat.py --rates), the window opening once the
+# warm-up is over.  Two tc calls left the read somewhere inside each
+# call, a few tenths of a second under emulation: that alone once gave a
+# child -9.2%.  qstat.py starts with the traffic, so that python3's start
+# (seconds on a busy host) falls before the window: started after a
+# sleep, it once pushed the window past the end of the traffic.  The
+# client must still be running when the window has closed.
+rates_start $((IPERF_OMIT + 2)) 4
+rates_wait
+rates=$RATES
+running "${_IPERF_CLIENT[5301]}" ||
+	fail "the rate window ran past the traffic (opened $(jq .late_s <<<"$rates") s late)"
 echo "# child rates over $(jq .seconds <<<"$rates") s: $(jq -c .bps <<<"$rates")"
 jq -e '.bps | has("10:") and has("20:")' <<<"$rates" >/dev/null ||
 	fail "qstat.py --rates did not report both children"
 iperf_wait 5301
 echo "# mq, 16 flows: goodput $(iperf_bps 5301) bit/s"
-qdisc_json "$DEV" | jq -c '.[] | {kind, handle, parent, packets, drops, backlog,
-	flows, cn_returns}' | sed 's/^/# /'
+J=$(qdisc_json "$DEV") || fail "qdisc show"
+jq -c '.[] | {kind, handle, parent, packets, drops, backlog,
+	flows, cn_returns}' <<<"$J" | sed 's/^/# /'
 
 cn=0
 for q in 1 2; do
-	c=$(child_stat ${q}0: cn_returns)
-	assert_eq "drops in carousel ${q}0:" "$(child_stat ${q}0: drops)" 0
+	c=$(child_stat "$J" ${q}0: cn_returns)
+	assert_eq "drops in carousel ${q}0:" "$(child_stat "$J" ${q}0: drops)" 0
 	cn=$((cn + c))
 done
-assert_eq "drops in mq" "$(child_stat 1: drops)" 0
+assert_eq "drops in mq" "$(child_stat "$J" 1: drops)" 0
 assert_ge "cn_returns under mq (both children)" $cn 1
 active=0
 for q in 1 2; do
@@ -83,31 +87,34 @@ for q in 1 2; do
 done
 assert_ge "children that carried flows" $active 1
 
-ns_s tc qdisc del dev "$DEV" root || fail "mq del"
-
-# 2: under prio, CN must not escape.
+# 2: under prio, CN must not escape.  (mq goes, prio comes.)
 RATE2=10000000
-ns_s tc qdisc add dev "$DEV" root handle 1: prio bands 2 \
-	priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 || fail "prio"
-ns_s tc qdisc add dev "$DEV" parent 1:1 handle 10: carousel default 1 flow_budget 2 ||
-	fail "carousel under prio"
-ns_s tc class add dev "$DEV" parent 10: classid 10:1 carousel rate $RATE2 ||
-	fail "class 10:1"
+tc_batch "mq del, prio, carousel under prio, class 10:1" <<EOF
+qdisc del dev $DEV root
+qdisc add dev $DEV root handle 1: prio bands 2 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+qdisc add dev $DEV parent 1:1 handle 10: carousel default 1 flow_budget 2
+class add dev $DEV parent 10: classid 10:1 carousel rate $RATE2
+EOF
 iperf_start 5302 6 -P 4
 sleep $((IPERF_OMIT + 1))
+# The backlog sampled during the run: 20 samples at most, until the client
+# is done (a sample takes about 0.5 s under TCG: 20 ran twice as long as
+# the traffic, and what came after it was an idle queue).
 peak=0
 for _ in $(seq 20); do
-	n=$(child_stat 10: qlen)
+	n=$(child_stat "$(qdisc_json "$DEV")" 10: qlen)
 	[ "${n:-0}" -gt "$peak" ] && peak=$n
+	running "${_IPERF_CLIENT[5302]}" || break
 	sleep 0.2
 done
 iperf_wait 5302
 echo "# prio, 4 flows: goodput $(iperf_bps 5302) bit/s, peak backlog $peak packets"
-qdisc_json "$DEV" | jq -c '.[] | {kind, handle, parent, packets, drops, backlog,
-	cn_returns}' | sed 's/^/# /'
+J=$(qdisc_json "$DEV") || fail "qdisc show"
+jq -c '.[] | {kind, handle, parent, packets, drops, backlog,
+	cn_returns}' <<<"$J" | sed 's/^/# /'
 assert_ge "peak backlog under prio (over a budget of 2 x 4 flows)" "$peak" 9
-assert_eq "cn_returns under prio" "$(child_stat 10: cn_returns)" 0
-assert_eq "drops in prio" "$(child_stat 1: drops)" 0
-assert_eq "drops in carousel 10:" "$(child_stat 10: drops)" 0
+assert_eq "cn_returns under prio" "$(child_stat "$J" 10: cn_returns)" 0
+assert_eq "drops in prio" "$(child_stat "$J" 1: drops)" 0
+assert_eq "drops in carousel 10:" "$(child_stat "$J" 10: drops)" 0
 assert_within "goodput under prio (bit/s)" "$(iperf_bps 5302)" \
 	"$(tcp_goodput_expected $RATE2 1500)" 5

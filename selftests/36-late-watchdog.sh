@@ -17,16 +17,23 @@
 # on 6.1 in selftest 17 (which holds the defaults to 1%).  This test adds
 # to it: timer_slack 2ms lets the hrtimer fire up to 2 ms late when no
 # arrival runs the qdisc first (270-285 us on average in its runs).  One
-# class, for T (20) s (the receivers' 16 s window keeps the few ms of
+# class, for T (28) s (the receivers' 24 s window keeps the few ms of
 # catch-up or stall at its two edges well under the bound):
 #   - a UDP flood from 4 ports at 2x its rate keeps it saturated;
 #   - SPARSE (600) ports send at half its rate between them, in small
 #     datagrams (SPARSE_SIZE, 200 B), each port one every ~0.25 s, so each
 #     finds its flow idle.
-# Asserted (tools/udpflood.py receivers count wire bytes, one port each):
-#   - the class's wire rate at the receivers, both together, within 0.5%
-#     of its rate (without the rule: -1.3% to -1.9% on both kernels; with
-#     it, within 0.05%);
+# Asserted:
+#   - the class's rate where it is shaped, its byte counter (wire bytes)
+#     over QWIN (10) s once the flood backlogs it, from two rtnetlink class dumps each
+#     timed by the clock read next to it (tools/qstat.py), within 0.5% of
+#     its rate (without the rule: -1.3% to -1.9% on both kernels at the
+#     receivers; with it, within 0.05%);
+#   - the same at the receivers (tools/udpflood.py, wire bytes, one port
+#     each, both together) within 1%: what is lost after the qdisc is
+#     not its doing (CI read -0.54% there once, with nothing dropped by
+#     the qdisc or lost to the catch-up cap), and without the rule the
+#     loss is larger;
 #   - no limit or horizon drop (the flood's excess stays in its sockets,
 #     or goes as flow_time_drops).
 # A host whose watchdog is late by less than a sparse datagram's time (194
@@ -35,7 +42,7 @@ source "$(dirname "$0")/lib.sh"
 require_carousel
 setup_pair
 quiet_link
-RATE=10000000 T=20 SIZE=1200 SPARSE=600 SPARSE_SIZE=200
+RATE=10000000 T=28 SIZE=1200 SPARSE=600 SPARSE_SIZE=200 QWIN=10
 
 ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 1 timer_slack 2ms ||
 	fail "qdisc add"
@@ -56,6 +63,18 @@ bg ns_s "$PYTHON" "$TOOLS/udpflood.py" send --dst "$IP_R" --port 7401 \
 	--flows $SPARSE --rate $((RATE / 2)) --seconds $T --size $SPARSE_SIZE \
 	>"$TMPD/send.7401" 2>"$ART/send.7401.err"
 sparse=$BG_PID
+# The qdisc-side window: from when the flood has backlogged the class
+# (its senders are python3 too, seconds to start here), plus
+# python3's start (up to 8 s in a guest the senders keep busy), to before
+# the senders stop at T.  If the flood has stopped by its end, the class
+# may have idled in it: that figure is printed and not judged.
+backlogged() { [ "$(cjq "$DEV" '.[] | select(.handle == "1:1") | .stats.qlen')" -ge 10 ]; }
+busywait 30000 backlogged >/dev/null || fail "the flood did not backlog the class"
+w=$(ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates $QWIN --classes) ||
+	fail "qstat.py --rates --classes"
+q_ok=1
+running "$flood" || q_ok=0
+echo "# class counters over $(jq .seconds <<<"$w") s (uncertain by $(jq .uncertain_seconds <<<"$w") s), the flood still sending at its end: $q_ok: $(jq -c .bps <<<"$w")"
 _wait_pid "$flood" || fail "flood sender failed: $(cat "$ART/send.7400.err")"
 _wait_pid "$sparse" || fail "sparse sender failed: $(cat "$ART/send.7401.err")"
 _wait_pid "${receivers[0]}" || fail "receiver 7400 failed: $(cat "$ART/recv.7400.err")"
@@ -65,7 +84,8 @@ for p in 7400 7401; do
 	cp "$TMPD/send.$p" "$TMPD/recv.$p" "$ART/"
 done
 st=$(qdisc_json "$DEV" | jq -c '.[0] | {packets, drops, limit_drops, horizon_drops,
-	flow_time_drops, timer_fires, timer_latency_ns, timer_latency_max_ns, catchup_holds}')
+	flow_time_drops, timer_fires, timer_latency_ns, timer_latency_max_ns, catchup_holds,
+	catchup_lost_ns}')
 echo "# tc -s: $st"
 
 tx=$(awk -v z=$SPARSE_SIZE -v r=$RATE 'BEGIN { printf "%d", (z + 42) * 8e9 / r }')
@@ -77,8 +97,13 @@ awk -v n="$(jq .timer_fires <<<"$st")" -v l="$(jq .timer_latency_ns <<<"$st")" \
 	exit !(a >= t) }' >&2 ||
 	skip "the watchdog was late by less than a sparse datagram's time: no condition to test"
 # The two receivers' windows are the same T - 4 s give or take their start.
+if [ $q_ok = 1 ]; then
+	check_within "class rate at the qdisc (bit/s)" "$(jq '.bps["1:1"]' <<<"$w")" $RATE 0.5
+else
+	echo "# the qdisc-side window ran past the flood: not judged"
+fi
 bps=$(jq -s '.[0].bps + .[1].bps' "$TMPD/recv.7400" "$TMPD/recv.7401")
-check_within "class wire rate at the receivers (bit/s)" "$bps" $RATE 0.5
+check_within "class wire rate at the receivers (bit/s)" "$bps" $RATE 1
 assert_ge "sparse ports heard" "$(jq .flows "$TMPD/recv.7401")" $((SPARSE * 9 / 10))
 assert_eq "limit_drops" "$(jq .limit_drops <<<"$st")" 0
 assert_eq "horizon_drops" "$(jq .horizon_drops <<<"$st")" 0

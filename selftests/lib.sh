@@ -440,6 +440,40 @@ tc_json() { "${TC_NEW:-tc}" -j "$@"; }
 qjq() { qdisc_json "$1" | jq -r "$2"; }
 cjq() { class_json "$1" | jq -r "$2"; }
 
+# rates_start DELAY SECONDS [--classes]: tools/qstat.py --rates SECONDS on
+# $DEV in NS_S, in the background, its window opening DELAY s from now.
+# python3's start (1 to 8 s in a busy TCG guest) then runs inside DELAY
+# instead of pushing the window past the traffic.  rates_wait: sets RATES
+# to its JSON (late_s in it: how far past DELAY the window opened).
+rates_start() {
+	local at
+	at=$(awk -v n="$EPOCHREALTIME" -v d="$1" 'BEGIN { printf "%.6f", n + d }')
+	shift
+	bg ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --at "$at" --rates "$@" \
+		>"$TMPD/rates.json" 2>"$ART/rates.err"
+	_RATES_PID=$BG_PID
+}
+# rates_start_busy SECONDS CLASSES [ARGS...]: qstat.py --rates SECONDS
+# --classes --busy CLASSES in the background, returning once python3 has
+# started: start the load after it.  Its window opens once every class
+# of CLASSES (1:5,1:a) holds a packet (see qstat.py); rates_wait as above.
+rates_start_busy() {
+	local secs=$1 cls=$2
+	shift 2
+	rm -f "$TMPD/rates.ready"
+	bg ns_s "$PYTHON" "$TOOLS/qstat.py" --dev "$DEV" --rates "$secs" --classes \
+		--busy "$cls" --ready "$TMPD/rates.ready" "$@" \
+		>"$TMPD/rates.json" 2>"$ART/rates.err"
+	_RATES_PID=$BG_PID
+	busywait 60000 test -e "$TMPD/rates.ready" >/dev/null ||
+		fail "qstat.py did not start: $(cat "$ART/rates.err")"
+}
+rates_wait() {
+	_wait_pid "$_RATES_PID" || fail "qstat.py --rates: $(cat "$ART/rates.err")"
+	RATES=$(cat "$TMPD/rates.json")
+	jq -e .bps <<<"$RATES" >/dev/null || fail "qstat.py --rates printed no rates: $RATES"
+}
+
 # ---------------------------------------------------------------- traffic
 
 IPERF_OMIT=${IPERF_OMIT:-1}	# seconds of warm-up left out of the result
