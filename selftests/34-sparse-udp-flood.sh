@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# timeout: 240
+# timeout: 330
 # tier: compat
 # compat: the qdisc watchdog, UDP send-buffer accounting
 #
@@ -59,23 +59,48 @@ flood() {
 	echo "$r"
 }
 
-ns_s tc qdisc add dev "$DEV" root handle 1: carousel default 1 || fail "qdisc add"
-ns_s tc class add dev "$DEV" parent 1: classid 1:1 carousel rate $RATE || fail "class add"
-ping_ok 3 || fail "no ping through the qdisc"
+# carousel_flood: the flood at 3x through carousel; sets the pings'
+# n/p50/p99/max_carousel, st_carousel (= st: the qdisc's counters), cls
+# (the class's), r1 and s1 (the flood's receiver and sender), and
+# jain_carousel, bps_carousel; the qdisc is deleted after.  sparse_check
+# runs it again (sparse_rerun) when p99 alone misses, as a stall of this
+# emulated machine outside the qdisc can make it: in one 6.12 run the
+# pings and the flood alike were held some 300 ms at once, with the
+# watchdog never more than 9 ms late.
+carousel_flood() {
+	read -r n_carousel p50_carousel p99_carousel max_carousel < <(flood carousel $((RATE * 3)))
+	st_carousel=$(qdisc_json "$DEV" | jq -c '.[0] | {drops, limit_drops, horizon_drops,
+		flow_limit_drops, flow_time_drops, timer_latency_max_ns, catchup_lost_ns}')
+	st=$st_carousel
+	cls=$(cjq "$DEV" '.[] | select(.handle == "1:1") | {packets: .stats.packets, drops: .stats.drops}' | jq -c .)
+	r1=$(cat "$TMPD/carousel.recv") s1=$(cat "$TMPD/carousel.send")
+	jain_carousel=$(jq .jain <<<"$r1") bps_carousel=$(jq .bps <<<"$r1")
+	echo "# carousel: $n_carousel replies, p50 ${p50_carousel}ms p99 ${p99_carousel}ms max ${max_carousel}ms"
+	echo "#   flood sent $s1; received $r1"
+	echo "#   qdisc $st; class $cls"
+	ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+}
+# (the qdisc and class as 33 and 35 add them: lib/sparse.sh)
+SP_RATE=$RATE SP_CARGS=
+sparse_rerun() {
+	_sparse_carousel_add
+	carousel_flood
+}
+# A run set aside: the flood may lose, by its flows' own bounds only.
+sparse_aside_check() {
+	local f
+
+	assert_eq "limit and horizon drops (run $1, set aside)" \
+		"$(jq '.limit_drops + .horizon_drops' <<<"$st_carousel")" 0
+	for f in carousel.recv carousel.send carousel-delay.csv; do
+		cp "$ART/$f" "$ART/run$1-$f"
+	done
+}
+
+_sparse_carousel_add
 read -r n_unloaded p50_unloaded p99_unloaded max_unloaded < <(ping_rtt $NPING $IVAL unloaded)
 echo "# unloaded: $n_unloaded replies, p50 ${p50_unloaded}ms p99 ${p99_unloaded}ms max ${max_unloaded}ms"
-
-read -r n_carousel p50_carousel p99_carousel max_carousel < <(flood carousel $((RATE * 3)))
-st_carousel=$(qdisc_json "$DEV" | jq -c '.[0] | {drops, limit_drops, horizon_drops,
-	flow_limit_drops, flow_time_drops, timer_latency_max_ns, catchup_lost_ns}')
-st=$st_carousel
-cls=$(cjq "$DEV" '.[] | select(.handle == "1:1") | {packets: .stats.packets, drops: .stats.drops}' | jq -c .)
-r1=$(cat "$TMPD/carousel.recv") s1=$(cat "$TMPD/carousel.send")
-jain_carousel=$(jq .jain <<<"$r1")
-echo "# carousel: $n_carousel replies, p50 ${p50_carousel}ms p99 ${p99_carousel}ms max ${max_carousel}ms"
-echo "#   flood sent $s1; received $r1"
-echo "#   qdisc $st; class $cls"
-ns_s tc qdisc del dev "$DEV" root || fail "qdisc del"
+carousel_flood
 
 ns_s tc qdisc add dev "$DEV" root fq || fail "fq"
 read -r n_floor p50_floor p99_floor max_floor < <(flood floor $RATE)
