@@ -123,30 +123,49 @@ func removeState(dir, network, containerID, ifname string) error {
 }
 
 // networkStates lists the state files of one network.  A file that
-// cannot be read is reported in errs and skipped.
+// cannot be read is reported in errs and skipped.  The names are read,
+// not globbed: a network's name may hold glob characters ("n?t" would
+// match net's files, "n[t" no pattern at all).  Only real directories
+// and regular files are read, as removeStaleTemps touches.
 func networkStates(dir, network string) (states []*State, errs []error) {
 	if err := safeName(network); err != nil {
 		return nil, []error{err}
 	}
-	files, err := filepath.Glob(filepath.Join(dir, network, "*", "*"))
+	ndir := filepath.Join(dir, network)
+	cdirs, err := os.ReadDir(ndir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, []error{err}
 	}
-	for _, f := range files {
-		if strings.HasPrefix(filepath.Base(f), ".") {
+	for _, cd := range cdirs {
+		if !cd.IsDir() { // (ReadDir does not follow links)
 			continue
 		}
-		s, err := loadStateFile(f)
-		if err == nil && s != nil && (s.Network != network ||
-			s.ContainerID != filepath.Base(filepath.Dir(f)) || s.IfName != filepath.Base(f)) {
-			err = fmt.Errorf("state file %s names another attachment", f)
-		}
+		cpath := filepath.Join(ndir, cd.Name())
+		files, err := os.ReadDir(cpath)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if s != nil {
-			states = append(states, s)
+		for _, fe := range files {
+			if strings.HasPrefix(fe.Name(), ".") || !fe.Type().IsRegular() {
+				continue
+			}
+			f := filepath.Join(cpath, fe.Name())
+			s, err := loadStateFile(f)
+			if err == nil && s != nil && (s.Network != network ||
+				s.ContainerID != cd.Name() || s.IfName != fe.Name()) {
+				err = fmt.Errorf("state file %s names another attachment", f)
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if s != nil {
+				states = append(states, s)
+			}
 		}
 	}
 	return states, errs

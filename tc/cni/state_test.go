@@ -80,3 +80,40 @@ func TestRemoveStaleTemps(t *testing.T) {
 		t.Errorf("a network name with a slash was accepted")
 	}
 }
+
+// A network's states are its own files only, whatever its name holds:
+// "n?t" must not read net's state, "n[t" must not fail as a bad pattern,
+// and a link or a temporary file among them is not read.
+func TestNetworkStatesNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, st := range []*State{
+		{Network: "net", ContainerID: "c1", IfName: "eth0"},
+		{Network: "n?t", ContainerID: "c2", IfName: "eth0"},
+		{Network: "n[t", ContainerID: "c3", IfName: "eth0"},
+	} {
+		if err := st.save(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "n?t", "c2", ".tmp-1"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "net", "c1", "eth0"),
+		filepath.Join(dir, "n?t", "c2", "eth1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ network, container string }{
+		{"net", "c1"}, {"n?t", "c2"}, {"n[t", "c3"},
+	} {
+		states, errs := networkStates(dir, c.network)
+		if len(errs) != 0 {
+			t.Errorf("%s: errors %v", c.network, errs)
+		}
+		if len(states) != 1 || states[0].ContainerID != c.container {
+			t.Errorf("%s: states %+v, want only %s's", c.network, states, c.container)
+		}
+	}
+	if states, errs := networkStates(dir, "none"); len(states) != 0 || len(errs) != 0 {
+		t.Errorf("a network with no directory: %+v, %v", states, errs)
+	}
+}
