@@ -12,7 +12,8 @@
 # fixed instruction counts whatever the host's load, with nokaslr, runs
 # insnbench-guest.sh; insnreport.py turns its windows into per-packet
 # counts, (window(2K) - window(K)) / K, and a per-function breakdown.
-# Writes DIR/insn.json and DIR/insn.md (DIR: docs/bench, or
+# Writes DIR/insn.json and DIR/insn.md, and insnlines.py's breakdown of
+# the module's instructions by source line, DIR/insn-lines.md (DIR: docs/bench, or
 # build/bench-smoke with --smoke, which runs toy sizes and checks only
 # that everything ran).  Environment: CAROUSEL_BENCH_KERNEL (6.12), and
 # the guest's CAROUSEL_INSN_* (insnbench-guest.sh).
@@ -66,4 +67,8 @@ echo "insnbench: the VM took $(( $(date +%s) - t0 )) s"
 python3 scripts/bench/insnreport.py --plan "$RES/insn/plan.txt" --windows "$RES/windows.txt" \
 	--kallsyms "$RES/insn/kallsyms.txt" --crowd "$RES/insn/crowd.txt" \
 	--kernel "$kver" --json "$OUT/insn.json" --md "$OUT/insn.md"
-echo "insnbench: results in $OUT/insn.json and $OUT/insn.md"
+# The module's share by source line (a reading aid; the figures above
+# are the results).
+python3 scripts/bench/insnlines.py --plan "$RES/insn/plan.txt" --windows "$RES/windows.txt" \
+	--kallsyms "$RES/insn/kallsyms.txt" --ko "$ko" --md "$OUT/insn-lines.md"
+echo "insnbench: results in $OUT/insn.json and $OUT/insn.md, by source line in $OUT/insn-lines.md"
