@@ -122,68 +122,13 @@ func removeState(dir, network, containerID, ifname string) error {
 	return nil
 }
 
-// networkStates lists the state files of one network.  A file that
-// cannot be read is reported in errs and skipped.  The names are read,
-// not globbed: a network's name may hold glob characters ("n?t" would
-// match net's files, "n[t" no pattern at all).  Only real directories
-// and regular files are read, as removeStaleTemps touches.
-func networkStates(dir, network string) (states []*State, errs []error) {
-	if err := safeName(network); err != nil {
-		return nil, []error{err}
-	}
-	ndir := filepath.Join(dir, network)
-	cdirs, err := os.ReadDir(ndir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, []error{err}
-	}
-	for _, cd := range cdirs {
-		if !cd.IsDir() { // (ReadDir does not follow links)
-			continue
-		}
-		cpath := filepath.Join(ndir, cd.Name())
-		files, err := os.ReadDir(cpath)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, fe := range files {
-			if strings.HasPrefix(fe.Name(), ".") || !fe.Type().IsRegular() {
-				continue
-			}
-			f := filepath.Join(cpath, fe.Name())
-			s, err := loadStateFile(f)
-			if err == nil && s != nil && (s.Network != network ||
-				s.ContainerID != cd.Name() || s.IfName != fe.Name()) {
-				err = fmt.Errorf("state file %s names another attachment", f)
-			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if s != nil {
-				states = append(states, s)
-			}
-		}
-	}
-	return states, errs
-}
-
-// staleTempAge: how old a temporary state file (save's ".tmp-*") must be
-// before GC takes it for one that a crash left behind.  save() renames
-// its file within milliseconds; a runtime serialises ADD and GC of one
-// network, so this only guards against a slow disk.
-const staleTempAge = 10 * time.Minute
-
-// removeStaleTemps removes the temporary state files of one network that
-// are older than age, then the container directories left empty.  The
-// names are read, not globbed (a network's name may hold glob
-// characters), and only real directories and regular files are
-// touched: a symbolic link is left as it is.  What cannot be removed is
-// reported in errs.
-func removeStaleTemps(dir, network string, age time.Duration) (errs []error) {
+// eachContainer calls fn with the path and entries of each container
+// directory of one network.  The names are read, not globbed: a
+// network's name may hold glob characters ("n?t" would match net's
+// files, "n[t" no pattern at all).  Only real directories are entered
+// (ReadDir does not follow links).  A network with no directory has no
+// containers; what cannot be read is returned.
+func eachContainer(dir, network string, fn func(cpath string, files []fs.DirEntry)) []error {
 	if err := safeName(network); err != nil {
 		return []error{err}
 	}
@@ -195,8 +140,9 @@ func removeStaleTemps(dir, network string, age time.Duration) (errs []error) {
 	if err != nil {
 		return []error{err}
 	}
+	var errs []error
 	for _, cd := range cdirs {
-		if !cd.IsDir() { // (ReadDir does not follow links)
+		if !cd.IsDir() {
 			continue
 		}
 		cpath := filepath.Join(ndir, cd.Name())
@@ -205,6 +151,50 @@ func removeStaleTemps(dir, network string, age time.Duration) (errs []error) {
 			errs = append(errs, err)
 			continue
 		}
+		fn(cpath, files)
+	}
+	return errs
+}
+
+// networkStates lists the state files of one network (eachContainer;
+// regular files only).  A file that cannot be read is reported in errs
+// and skipped.
+func networkStates(dir, network string) (states []*State, errs []error) {
+	walkErrs := eachContainer(dir, network, func(cpath string, files []fs.DirEntry) {
+		for _, fe := range files {
+			if strings.HasPrefix(fe.Name(), ".") || !fe.Type().IsRegular() {
+				continue
+			}
+			f := filepath.Join(cpath, fe.Name())
+			s, err := loadStateFile(f)
+			if err == nil && s != nil && (s.Network != network ||
+				s.ContainerID != filepath.Base(cpath) || s.IfName != fe.Name()) {
+				err = fmt.Errorf("state file %s names another attachment", f)
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if s != nil {
+				states = append(states, s)
+			}
+		}
+	})
+	return states, append(errs, walkErrs...)
+}
+
+// staleTempAge: how old a temporary state file (save's ".tmp-*") must be
+// before GC takes it for one that a crash left behind.  save() renames
+// its file within milliseconds; a runtime serialises ADD and GC of one
+// network, so this only guards against a slow disk.
+const staleTempAge = 10 * time.Minute
+
+// removeStaleTemps removes the temporary state files of one network that
+// are older than age, then the container directories left empty
+// (eachContainer; regular files only: a symbolic link is left as it is).  What cannot be removed is
+// reported in errs.
+func removeStaleTemps(dir, network string, age time.Duration) (errs []error) {
+	walkErrs := eachContainer(dir, network, func(cpath string, files []fs.DirEntry) {
 		removed := false
 		for _, f := range files {
 			if !strings.HasPrefix(f.Name(), ".tmp-") || !f.Type().IsRegular() {
@@ -232,6 +222,6 @@ func removeStaleTemps(dir, network string, age time.Duration) (errs []error) {
 			// Fails, as it should, while the directory holds anything.
 			_ = os.Remove(cpath)
 		}
-	}
-	return errs
+	})
+	return append(errs, walkErrs...)
 }
