@@ -33,16 +33,9 @@ import subprocess
 import sys
 from collections import defaultdict
 
+from insnreport import Symbols, read_plan
+
 MODULE = "sch_carousel"
-
-
-def read_plan(path):
-    out = []
-    with open(path) as fh:
-        for line in fh:
-            load, h, n, q, pkts, rep, _sent = line.split()
-            out.append((load, h, int(n), q, int(pkts), int(rep)))
-    return out
 
 
 def read_windows(path):
@@ -57,25 +50,6 @@ def read_windows(path):
                 out.append(tbs)
                 tbs = defaultdict(int)
     return out
-
-
-class Kallsyms:
-    def __init__(self, path):
-        syms = []
-        with open(path) as fh:
-            for line in fh:
-                f = line.split()
-                if len(f) >= 3 and f[1] in "tTwW":
-                    mod = f[3].strip("[]") if len(f) > 3 else ""
-                    syms.append((int(f[0], 16), f[2], mod))
-        syms.sort()
-        self.addrs = [s[0] for s in syms]
-        self.syms = syms
-
-    def lookup(self, addr):
-        """(start, name, module) of the symbol at or below addr."""
-        i = bisect.bisect_right(self.addrs, addr) - 1
-        return self.syms[i] if i >= 0 else (0, "?", "")
 
 
 INSN = re.compile(r"^\s+([0-9a-f]+):\s")
@@ -129,9 +103,10 @@ def place(tbs, ks, dis):
     for module blocks whose start is no instruction of the disassembly."""
     out = defaultdict(int)
     for (addr, n), execs in tbs.items():
-        start, name, mod = ks.lookup(addr)
-        if mod != MODULE or name not in dis.funcs:
-            out[("kernel", name + (f" [{mod}]" if mod else ""))] += n * execs
+        start, full = ks.lookup(addr)
+        name, _, mod = full.partition(" [")
+        if mod != MODULE + "]" or name not in dis.funcs:
+            out[("kernel", full)] += n * execs
             continue
         offs, lines = dis.funcs[name]
         i = bisect.bisect_left(offs, addr - start)
@@ -161,19 +136,21 @@ def main():
         print(f"insnlines: {len(plan)} runs planned, {len(wins)} windows counted",
               file=sys.stderr)
         return 1
-    ks = Kallsyms(a.kallsyms)
+    ks = Symbols(a.kallsyms)
     dis = Disasm(a.ko)
-    wanted = a.run or sorted({f"{p[0]}/{p[1]}/{p[2]}/{p[3]}" for p in plan
-                              if p[0] == "light" and p[3] == "carousel"},
+    wanted = a.run or sorted({f"{p['load']}/{p['hash']}/{p['classes']}/{p['qdisc']}"
+                              for p in plan
+                              if p["load"] == "light" and p["qdisc"] == "carousel"},
                              key=lambda r: (r.split("/")[1], int(r.split("/")[2])))
 
     md = []
     for want in wanted:
         ld, h, n, q = want.split("/")
         runs = defaultdict(dict)	# rep -> packets -> window
-        for (pl, ph, pn, pq, pkts, rep), w in zip(plan, wins):
-            if (pl, ph, str(pn), pq) == (ld, h, n, q) and rep >= 0:
-                runs[rep][pkts] = w
+        for p, w in zip(plan, wins):
+            if (p["load"], p["hash"], str(p["classes"]), p["qdisc"]) == (ld, h, n, q) \
+                    and p["rep"] >= 0:
+                runs[p["rep"]][p["packets"]] = w
         if not runs:
             print(f"insnlines: no run {want} in {a.plan}", file=sys.stderr)
             return 1

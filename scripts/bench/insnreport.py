@@ -91,8 +91,13 @@ class Symbols:
             raise SystemExit("insnreport: kallsyms has no addresses (read as root?)")
 
     def name(self, addr):
+        return self.lookup(addr)[1]
+
+    def lookup(self, addr):
+        """(start, name) of the symbol at or below addr; a module's
+        symbol is named "name [module]"."""
         i = bisect.bisect_right(self.addrs, addr) - 1
-        return self.names[i] if i >= 0 else "?"
+        return (self.addrs[i], self.names[i]) if i >= 0 else (0, "?")
 
 
 def by_function(tbs, syms):
