@@ -314,7 +314,7 @@ static inline bool carousel_cascade(struct carousel_wheel *w, u32 *budget)
  * back at once; the next call goes on where this one stopped).  A NULL
  * budget is no bound.
  */
-static inline struct carousel_slot *
+static __always_inline struct carousel_slot *
 carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake,
 		     u32 *budget)
 {

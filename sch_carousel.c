@@ -333,23 +333,22 @@ static struct carousel_class *carousel_lookup(struct Qdisc *sch, u32 classid)
 }
 
 /*
- * HTB's order: skb->priority if it names one of our classes, then the
- * filters, then the default class.  Returns false if a filter action took
- * the packet (*qerr says how); *clp is NULL for an unclassified packet.
+ * The filters' verdict on skb, else the default class (*clp, NULL for
+ * none): carousel_classify() when skb->priority names none of our
+ * classes.  Out of line, so that its tcf_result (and the stack
+ * realignment and canary it brings) stays off the path of packets that
+ * skb->priority classifies.
  */
-static bool carousel_classify(struct sk_buff *skb, struct Qdisc *sch,
-			      struct carousel_class **clp, int *qerr)
+static noinline bool carousel_classify_slow(struct sk_buff *skb,
+					    struct Qdisc *sch,
+					    struct carousel_class **clp,
+					    int *qerr)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_class *cl;
 	struct tcf_result res;
 	struct tcf_proto *fl;
 	int result;
-
-	*qerr = NET_XMIT_SUCCESS | __NET_XMIT_BYPASS;
-	cl = carousel_lookup(sch, skb->priority);
-	if (cl)
-		goto out;
 
 	fl = rcu_dereference_bh(q->filter_list);
 	if (fl) {
@@ -378,6 +377,19 @@ static bool carousel_classify(struct sk_buff *skb, struct Qdisc *sch,
 out:
 	*clp = cl;
 	return true;
+}
+
+/*
+ * HTB's order: skb->priority if it names one of our classes, then the
+ * filters, then the default class.  Returns false if a filter action took
+ * the packet (*qerr says how); *clp is NULL for an unclassified packet.
+ */
+static bool carousel_classify(struct sk_buff *skb, struct Qdisc *sch,
+			      struct carousel_class **clp, int *qerr)
+{
+	*qerr = NET_XMIT_SUCCESS | __NET_XMIT_BYPASS;
+	*clp = carousel_lookup(sch, skb->priority);
+	return *clp || carousel_classify_slow(skb, sch, clp, qerr);
 }
 
 /*
@@ -755,10 +767,11 @@ struct carousel_charge {
  * backlogged class (its clock not behind `at'): the qdisc ran that late,
  * and the class loses that time (carousel_charged() counts it).
  */
-static u64 carousel_departure(const struct carousel_sched_data *q,
-			      const struct carousel_class *cl,
-			      const struct carousel_flow *fl, u32 len,
-			      u64 at, u64 now, u64 *next, u16 *rem, u64 *lost)
+static __always_inline u64
+carousel_departure(const struct carousel_sched_data *q,
+		   const struct carousel_class *cl,
+		   const struct carousel_flow *fl, u32 len,
+		   u64 at, u64 now, u64 *next, u16 *rem, u64 *lost)
 {
 	u64 start = max(cl->time_next, at);
 	u64 credit = carousel_credit(cl);
@@ -936,10 +949,11 @@ static bool carousel_backlog_over_horizon(const struct carousel_sched_data *q,
  * through into drops, and one flow holds at most flow_limit of the
  * qdisc's limit, whatever its packets' sizes.
  */
-static u64 *carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
-			   unsigned long key, u32 len, u64 at, u64 now,
-			   bool cn, struct carousel_flow **flp,
-			   struct carousel_charge *ch)
+static __always_inline u64 *
+carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
+	       unsigned long key, u32 len, u64 at, u64 now,
+	       bool cn, struct carousel_flow **flp,
+	       struct carousel_charge *ch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_flow *fl;
@@ -1046,9 +1060,10 @@ static void carousel_delay_note(struct carousel_class *cl, u64 now, u64 delay)
  * the sender's own pacing, is congestion.  `lost': what the catch-up cap
  * took from the class for it (carousel_departure()).
  */
-static void carousel_charged(struct carousel_sched_data *q,
-			     struct carousel_class *cl, struct sk_buff *skb,
-			     u64 at, u64 depart, u64 now, u64 lost)
+static __always_inline void
+carousel_charged(struct carousel_sched_data *q,
+		 struct carousel_class *cl, struct sk_buff *skb,
+		 u64 at, u64 depart, u64 now, u64 lost)
 {
 	u64 delay = depart > at ? depart - at : 0;
 
@@ -1105,11 +1120,12 @@ static void carousel_wait(struct Qdisc *sch, struct carousel_class *cl,
  * class waits its turn (carousel_wait()).  Any other packet of a class is
  * charged now, which is the same thing, done at once.
  */
-static int carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
-				struct carousel_class *cl,
-				struct carousel_flow *fl, u64 at, u64 now,
-				const struct carousel_charge *ch,
-				struct sk_buff **to_free)
+static __always_inline int
+carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
+		     struct carousel_class *cl,
+		     struct carousel_flow *fl, u64 at, u64 now,
+		     const struct carousel_charge *ch,
+		     struct sk_buff **to_free)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
@@ -1334,7 +1350,8 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 }
 
 /* A packet leaves the wheel, sent or dropped: undo its accounting. */
-static void carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
+static __always_inline void
+carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
@@ -1701,8 +1718,9 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
  * head of slot, may leave now, with in *next the clock once it has (0:
  * no change).
  */
-static bool carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
-			     struct sk_buff *skb, u64 now, u64 *next)
+static __always_inline bool
+carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
+		 struct sk_buff *skb, u64 now, u64 *next)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
