@@ -468,6 +468,7 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 			return fl;
 	}
 	if (q->nr_stashed) {
+		/* As its last packet left it: nothing queued, no turn. */
 		fl = hlist_entry(q->flow_stash.first, struct carousel_flow,
 				 node);
 		hlist_del(&fl->node);
@@ -477,17 +478,17 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
 				      GFP_ATOMIC | __GFP_NOWARN);
 		if (unlikely(!fl))
 			return NULL;
+		fl->qlen = 0;
+		fl->skbs = 0;
+		fl->pending = 0;
+		fl->backlog = 0;
+		INIT_LIST_HEAD(&fl->turn);
+		fl->wait_head = NULL;
+		fl->wait_bytes = 0;
 	}
 	fl->key = key;
 	fl->cl = cl;
-	fl->qlen = 0;
-	fl->skbs = 0;
-	fl->pending = 0;
-	fl->backlog = 0;
 	fl->tail = 0;
-	INIT_LIST_HEAD(&fl->turn);
-	fl->wait_head = NULL;
-	fl->wait_bytes = 0;
 	fl->deficit = 0;
 	hlist_add_head(&fl->node, head);
 	q->nr_flows++;
@@ -513,6 +514,9 @@ static void carousel_flow_put(struct carousel_sched_data *q,
 {
 	if (fl->qlen)
 		return;
+	/* carousel_flow_get() reuses a stashed object as it is left here */
+	DEBUG_NET_WARN_ON_ONCE(fl->skbs || fl->pending || fl->backlog ||
+			       fl->wait_head || !list_empty(&fl->turn));
 	hlist_del(&fl->node);
 	q->nr_flows--;
 	if (fl->cl) {
@@ -555,13 +559,20 @@ static bool carousel_class_active(const struct carousel_class *cl)
 	return cl->qlen > cl->pending;
 }
 
-/* Keep active_rate after cl's counts changed from was_active. */
+/*
+ * Keep active_rate after cl's counts changed from was_active.  Only a
+ * ceiling reads it: without one it is not kept, and a change of the ceiling
+ * sums it afresh (carousel_change()).
+ */
 static void carousel_class_activity(struct carousel_sched_data *q,
 				    const struct carousel_class *cl,
 				    bool was_active)
 {
-	bool active = carousel_class_active(cl);
+	bool active;
 
+	if (!q->rate)
+		return;
+	active = carousel_class_active(cl);
 	if (active == was_active || cl->dead)
 		return;
 	if (active)
@@ -1763,7 +1774,8 @@ carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 	return false;
 }
 
-static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
+/* carousel_dequeue() of a wheel that holds packets */
+static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_wheel *w = q->wheel;
@@ -1774,13 +1786,6 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	struct sk_buff *skb;
 	bool refill;
 
-	/*
-	 * q.qlen may also count a packet peeked into gso_skb: ask the wheel.
-	 * Every qdisc run ends with a dequeue that finds nothing, so this
-	 * comes before the clock is read; an empty wheel has no timer armed.
-	 */
-	if (!w->count)
-		return NULL;
 	now = ktime_get_ns();
 	if (q->timer_expiry && now >= q->timer_expiry) {
 		u64 late = now - q->timer_expiry;
@@ -1854,6 +1859,21 @@ resched:
 	/* as __qdisc_run() does when its quota is spent */
 	__netif_schedule(qdisc_root(sch));
 	return NULL;
+}
+
+static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+
+	/*
+	 * q.qlen may also count a packet peeked into gso_skb: ask the wheel.
+	 * Every qdisc run ends with a dequeue that finds nothing, so this
+	 * comes first, before the frame of the real work is built and the
+	 * clock is read; an empty wheel has no timer armed.
+	 */
+	if (!q->wheel->count)
+		return NULL;
+	return carousel_dequeue_wheel(sch);
 }
 
 /*
@@ -2209,6 +2229,10 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 		q->ceil_next = now;
 		q->ceil_rem = 0;
 		/* The class table is stable under the tree lock held here. */
+		q->active_rate = 0;
+		carousel_for_each_class(q, minor, cl)
+			if (carousel_class_active(cl))
+				q->active_rate += cl->rate;
 		carousel_for_each_class(q, minor, cl)
 			carousel_rerate(sch, cl, now);
 		if (q->wheel && q->wheel->count)
