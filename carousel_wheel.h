@@ -332,7 +332,13 @@ carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake,
 			continue;
 		}
 
-		idx = carousel_level_find(&w->lvl[0], w->cur & CAROUSEL_LVL_MASK);
+		/* The slot at the cursor, where a packet due now goes, is the
+		 * first the scan below would find: no need to scan.
+		 */
+		idx = w->cur & CAROUSEL_LVL_MASK;
+		if (w->lvl[0].slot[idx].head)
+			return &w->lvl[0].slot[idx];
+		idx = carousel_level_find(&w->lvl[0], idx);
 		if (idx < 0 && w->levels == 1)	/* level 0 is the ring */
 			idx = carousel_level_find(&w->lvl[0], 0);
 		if (idx >= 0) {
