@@ -250,7 +250,9 @@ struct carousel_sched_data {
 	u8			pacing_shift;	/* for TCP sockets, 0 = theirs */
 
 /* Read/write: */
-	u64			active_rate;	/* sum of rates of active classes */
+	u64			active_rate;	/* sum of rates of active classes,
+						 * kept under a ceiling only
+						 */
 	u64			ceil_next;	/* ns: the ceiling's next departure */
 	u64			ceil_rem;	/* of len * NSEC_PER_SEC / rate */
 	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
@@ -336,8 +338,8 @@ static struct carousel_class *carousel_lookup(struct Qdisc *sch, u32 classid)
  * The filters' verdict on skb, else the default class (*clp, NULL for
  * none): carousel_classify() when skb->priority names none of our
  * classes.  Out of line, so that its tcf_result (and the stack
- * realignment and canary it brings) stays off the path of packets that
- * skb->priority classifies.
+ * realignment it brings) stays off the path of packets that skb->priority
+ * classifies.
  */
 static noinline bool carousel_classify_slow(struct sk_buff *skb,
 					    struct Qdisc *sch,
@@ -516,7 +518,8 @@ static void carousel_flow_put(struct carousel_sched_data *q,
 		return;
 	/* carousel_flow_get() reuses a stashed object as it is left here */
 	DEBUG_NET_WARN_ON_ONCE(fl->skbs || fl->pending || fl->backlog ||
-			       fl->wait_head || !list_empty(&fl->turn));
+			       fl->wait_head || fl->wait_bytes ||
+			       !list_empty(&fl->turn));
 	hlist_del(&fl->node);
 	q->nr_flows--;
 	if (fl->cl) {
@@ -2230,9 +2233,10 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 		q->ceil_rem = 0;
 		/* The class table is stable under the tree lock held here. */
 		q->active_rate = 0;
-		carousel_for_each_class(q, minor, cl)
+		carousel_for_each_class(q, minor, cl) {
 			if (carousel_class_active(cl))
 				q->active_rate += cl->rate;
+		}
 		carousel_for_each_class(q, minor, cl)
 			carousel_rerate(sch, cl, now);
 		if (q->wheel && q->wheel->count)
