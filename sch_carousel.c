@@ -458,9 +458,9 @@ static struct hlist_head *carousel_flow_bucket(struct carousel_sched_data *q,
 }
 
 /* The flow of (key, cl), created if it has no packet queued yet. */
-static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
-					       unsigned long key,
-					       struct carousel_class *cl)
+static __always_inline struct carousel_flow *
+carousel_flow_get(struct carousel_sched_data *q, unsigned long key,
+		  struct carousel_class *cl)
 {
 	struct hlist_head *head = carousel_flow_bucket(q, key, cl);
 	struct carousel_flow *fl;
@@ -511,8 +511,8 @@ static struct carousel_flow *carousel_flow_get(struct carousel_sched_data *q,
  * A flow whose last packet has left goes.  (It has no place in its
  * class's turns: a flow is in them only while a packet of it waits.)
  */
-static void carousel_flow_put(struct carousel_sched_data *q,
-			      struct carousel_flow *fl)
+static __always_inline void carousel_flow_put(struct carousel_sched_data *q,
+					      struct carousel_flow *fl)
 {
 	if (fl->qlen)
 		return;
@@ -620,8 +620,9 @@ static u64 carousel_active_rate(const struct carousel_sched_data *q,
 }
 
 /* With rem, the remainder is carried (carousel_tx_rem()). */
-static u64 carousel_tx_ns(const struct carousel_sched_data *q,
-			  const struct carousel_class *cl, u32 len, u16 *rem)
+static __always_inline u64
+carousel_tx_ns(const struct carousel_sched_data *q,
+	       const struct carousel_class *cl, u32 len, u16 *rem)
 {
 	u64 active = carousel_active_rate(q, cl);
 	u64 ns;
@@ -1054,7 +1055,8 @@ static void carousel_delay_roll(struct carousel_class *cl, u32 epoch)
 	cl->delay_max = 0;
 }
 
-static void carousel_delay_note(struct carousel_class *cl, u64 now, u64 delay)
+static __always_inline void carousel_delay_note(struct carousel_class *cl,
+						u64 now, u64 delay)
 {
 	u32 epoch = now >> CAROUSEL_DELAY_SHIFT;
 
