@@ -49,6 +49,12 @@ static inline u64 carousel_skb_time(const struct sk_buff *skb)
 {
 	return carousel_cb((struct sk_buff *)skb)->time_to_send;
 }
+
+/* The same, read to look, not to move the packet (the tests tell apart) */
+static inline u64 carousel_skb_peek_time(const struct sk_buff *skb)
+{
+	return carousel_skb_time(skb);
+}
 #elif !defined(CAROUSEL_WHEEL_USER)
 #error "the wheel in userspace needs kshim.h (tools/include) first"
 #endif /* __KERNEL__ */
@@ -305,11 +311,45 @@ static inline bool carousel_cascade(struct carousel_wheel *w, u32 *budget)
 }
 
 /*
+ * How many packets of a coarser slot carousel_slot_wake() reads: enough
+ * for the few paced packets of a slot of an idle-ish wheel, few enough
+ * that a crowded slot costs no more than a cascade step.
+ */
+#define CAROUSEL_WAKE_PEEK	8
+
+/*
+ * The tick at which to come back for coarser slot s, starting at tick
+ * start, later than now: its earliest packet's, if it holds no more than
+ * CAROUSEL_WAKE_PEEK packets, else its start.  Woken at the start, a
+ * dequeue would cascade the slot and sleep again until the packet: two
+ * timer fires for every packet paced more than a level-0 span (1 ms at
+ * the default 1 us granularity) after the one before, as a TCP flow's
+ * are below 12 Mbit.  The slot is cascaded once its earliest packet is
+ * due, and the cascade places the others as it would have at the start.
+ */
+static inline u64 carousel_slot_wake(const struct carousel_wheel *w,
+				     const struct carousel_slot *s, u64 start)
+{
+	const struct sk_buff *skb;
+	u64 first = ~0ULL;
+	u32 n = 0;
+
+	for (skb = s->head; skb; skb = skb->next) {
+		if (++n > CAROUSEL_WAKE_PEEK)
+			return start;
+		first = min(first,
+			    div_u64(carousel_skb_peek_time(skb), w->gran));
+	}
+	return max(first, start);
+}
+
+/*
  * The level-0 slot holding the earliest packets, cascading every coarser
  * slot the cursor enters on the way, but never moving the cursor past
  * now_tick.  Returns NULL if the wheel is empty (*wake = ~0), if the
  * earliest packets sit in a coarser slot that starts after now_tick
- * (*wake = the first tick of that slot: come back then), or if a cascade
+ * (*wake: the tick of its earliest packet, or of its start if it holds
+ * many (carousel_slot_wake()): come back then), or if a cascade
  * has used up *budget packet moves (*wake = CAROUSEL_WHEEL_BUSY: come
  * back at once; the next call goes on where this one stopped).  A NULL
  * budget is no bound.
@@ -365,7 +405,8 @@ carousel_wheel_first(struct carousel_wheel *w, u64 now_tick, u64 *wake,
 		if (start > now_tick) {
 			if (now_tick > w->cur)
 				w->cur = now_tick;
-			*wake = start;
+			*wake = carousel_slot_wake(w, &w->lvl[level].slot[idx],
+						   start);
 			return NULL;
 		}
 		w->cur = start;

@@ -49,6 +49,12 @@ static inline u64 carousel_skb_time(const struct sk_buff *skb)
 	return skb->time;
 }
 
+/* A read to look at the time, not to move the packet: not counted. */
+static inline u64 carousel_skb_peek_time(const struct sk_buff *skb)
+{
+	return skb->time;
+}
+
 static inline u64 div_u64(u64 dividend, u32 divisor)
 {
 	return dividend / divisor;
@@ -91,6 +97,11 @@ static inline unsigned long __ffs64(u64 x)
 	__typeof__(b) _max_b = (b);			\
 	(void)(&_max_a == &_max_b);			\
 	_max_a > _max_b ? _max_a : _max_b; })
+#define min(a, b) ({					\
+	__typeof__(a) _min_a = (a);			\
+	__typeof__(b) _min_b = (b);			\
+	(void)(&_min_a == &_min_b);			\
+	_min_a < _min_b ? _min_a : _min_b; })
 
 static inline bool kshim_warn(bool cond, const char *expr, const char *file,
 			      int line)
