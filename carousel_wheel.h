@@ -312,8 +312,10 @@ static inline bool carousel_cascade(struct carousel_wheel *w, u32 *budget)
 
 /*
  * How many packets of a coarser slot carousel_slot_wake() reads: enough
- * for the few paced packets of a slot of an idle-ish wheel, few enough
- * that a crowded slot costs no more than a cascade step.
+ * for the few paced packets of a slot of a lightly loaded wheel, and a
+ * bound on what every call that stops at a crowded slot reads in vain
+ * (a line each, next to the time in the cb) before it falls back to the
+ * slot's start.
  */
 #define CAROUSEL_WAKE_PEEK	8
 

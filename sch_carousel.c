@@ -2516,8 +2516,9 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	/*
 	 * Peeking may cascade, which is what dequeue would do next anyway,
 	 * on the same budget: a slot is only cascaded once now has reached
-	 * it, when the watchdog armed for it is due, so a cascade this
-	 * leaves under way is taken up by that dequeue.  It is due now.
+	 * its start, and a cascade this leaves under way is taken up by the
+	 * next dequeue, at the latest when the watchdog armed for its
+	 * earliest packet fires.
 	 */
 	s = carousel_wheel_first(w, div_u64(now, w->gran), &wake, &budget);
 	next = s ? carousel_skb_time(s->head) :
