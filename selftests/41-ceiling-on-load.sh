@@ -27,6 +27,7 @@ for c in 10:10 30:30; do
 		match ip dport $((5400 + minor)) 0xffff flowid 1:$minor || fail "filter"
 done
 
+SHARES=
 # shares A B: in one class dump, both classes hold packets and their
 # effective rates (bytes/s) are A and B within 1%.  SHARES: that dump's
 # "qlen effective_rate" of each class, for the message.
@@ -48,16 +49,21 @@ shares() {
 # dump with both busy must show the shares)
 set_ceiling() {
 	ns_s tc qdisc change dev "$DEV" root carousel rate "$1" || fail "qdisc change rate $1"
-	busywait 5000 shares "$2" "$3" ||
+	busywait 5000 shares "$2" "$3" || {
+		shares "$2" "$3" || true	# (busywait's run is a subshell's)
 		check_fail "under $1, want 1:10 $2 and 1:30 $3 B/s with both busy; last dump: $SHARES"
+	}
+	shares "$2" "$3" || true
 	echo "# under $1: $SHARES"
 }
 
 IPERF_OMIT=0
 iperf_start 5410 "$T" -u -b 20M -l 1400
 iperf_start 5430 "$T" -u -b 60M -l 1400
-busywait 20000 shares 1250000 3750000 ||
+busywait 20000 shares 1250000 3750000 || {
+	shares 1250000 3750000 || true
 	fail "the classes did not fill, or their rates are not their own with no ceiling: $SHARES"
+}
 set_ceiling 10mbit 312500 937500
 set_ceiling 20mbit 625000 1875000
 
