@@ -15,7 +15,7 @@ require_carousel
 setup_pair
 quiet_link
 
-offered() { qjq "$DEV" '.[0] | .packets + .drops + .qlen'; }
+offered() { qjq "$DEV" ".[0] | $OFFERED"; }
 send() { ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --size 1000 --sndbuf 8000000 "$@"; }
 # q_read 'JQ' VAR...: one dump of the qdisc; VARs get the words JQ (on .[0])
 # prints, so that several counters come from the same instant.
@@ -34,18 +34,20 @@ out=$(send --port 7000 --count 1000) || fail "udpsend"
 echo "# sender: $out"
 # (one dump for all the counters below, taken when qlen alone was: the
 # class sends on meanwhile, and they are then all of the same instant)
-q_read '"\(.qlen) \(.packets) \(.drops) \(.limit_drops)"' qlen packets qdrops drops
-echo "# qlen $qlen after the burst; sent $packets drops $qdrops limit_drops $drops"
+q_read '"\(.qlen) \(.packets) \(.drops) \(.limit_drops) \(.wheel_packets + .waiting_packets) \(.requeues)"' \
+	qlen packets qdrops drops own requeues
+echo "# qlen $qlen ($own in the qdisc, requeues $requeues) after the burst; sent $packets drops $qdrops limit_drops $drops"
+backlog_ok "$qlen" "$own" "$requeues"
 [ "$qlen" -le 100 ] || fail "qlen $qlen > limit 100"
 # Everything accepted was sent or is still queued: at least the limit.
 assert_ge "accepted (sent + backlog)" "$((packets + qlen))" 100
 assert_ge "limit_drops" "$drops" $((1000 - 100 - packets))
 assert_eq "drops = limit_drops" "$qdrops" "$drops"
-assert_eq "offered" "$((packets + qdrops + qlen - base))" 1000
+assert_eq "offered" "$((packets + qdrops + own - base))" 1000
 
 # Lowering the limit live drops the excess at once, counted.
 ns_s tc qdisc change dev "$DEV" root carousel limit 10 || fail "limit 10"
-q_read '"\(.qlen) \(.packets + .drops + .qlen)"' qlen off
+q_read "\"\\(.qlen) \\($OFFERED)\"" qlen off
 [ "$qlen" -le 10 ] || fail "qlen $qlen after lowering limit to 10"
 assert_eq "offered after trim" "$((off - base))" 1000
 
@@ -82,12 +84,12 @@ qdisc del dev $DEV root
 qdisc add dev $DEV root handle 1: carousel default 10 flow_limit 20
 class add dev $DEV parent 1: classid 1:10 carousel rate 1mbit
 EOF
-accepted() { qjq "$DEV" '.[0] | .packets + .qlen'; }
-q_read '"\(.packets + .drops + .qlen) \(.packets + .qlen)"' base a0
+accepted() { qjq "$DEV" '.[0] | .packets + .wheel_packets + .waiting_packets'; }
+q_read "\"\\($OFFERED) \\(.packets + .wheel_packets + .waiting_packets)\"" base a0
 send --port 7001 --count 500 >/dev/null || fail "udpsend 1"
 a1=$(accepted)
 send --port 7002 --count 500 >/dev/null || fail "udpsend 2"
-q_read '"\(.packets + .qlen) \(.qlen) \(.flow_limit_drops) \(.packets + .drops + .qlen)"' \
+q_read "\"\\(.packets + .wheel_packets + .waiting_packets) \\(.qlen) \\(.flow_limit_drops) \\($OFFERED)\"" \
 	a2 qlen fldrops off
 echo "# two sockets: accepted $a1 then $((a2 - a1)), qlen $qlen, flow_limit_drops $fldrops"
 [ "$qlen" -le 40 ] || fail "qlen $qlen > 2 x flow_limit"

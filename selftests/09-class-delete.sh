@@ -13,7 +13,7 @@ require_carousel
 setup_pair
 quiet_link
 
-offered() { qjq "$DEV" '.[0] | .packets + .drops + .qlen'; }
+offered() { qjq "$DEV" ".[0] | $OFFERED"; }
 class_qlen() { tc_json -n "$NS_S" -s class show dev "$DEV" | jq '[.[] | select(.handle == "1:10") | .stats.qlen] | add // 0'; }
 sender() { bg ns_s "$PYTHON" "$TOOLS/udpsend.py" --dst "$IP_R" --port 7100 --size 1000 \
 		--sndbuf 2000000 --priority 0x10010 --rate 4000000 --seconds "$1"; }

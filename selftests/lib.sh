@@ -438,6 +438,23 @@ tc_json() { "${TC_NEW:-tc}" -j "$@"; }
 # qjq DEV 'JQ' / cjq DEV 'JQ': one value (jq -r) from qdisc_json/class_json.
 #   qjq "$DEV" '.[] | select(.kind == "carousel") | .packets'
 qjq() { qdisc_json "$1" | jq -r "$2"; }
+
+# OFFERED: jq, on a carousel's object in qdisc_json, for what it was
+# offered: sent + dropped + its own backlog (wheel_packets +
+# waiting_packets).  Not + tc's qlen: a packet the driver hands back
+# (NETDEV_TX_BUSY, which veth returns while its peer's ring is full, from
+# 6.12.y on) waits in the core's requeue list, already counted sent by
+# our dequeue, and qlen counts it again until the driver takes it.
+#   qjq "$DEV" ".[0] | $OFFERED"
+OFFERED='(.packets + .drops + .wheel_packets + .waiting_packets)'
+# backlog_ok QLEN OWN REQUEUES: tc's qlen is the qdisc's own backlog (OWN)
+# plus packets in the requeue list, at most the REQUEUES counted so far.
+backlog_ok() {
+	[[ "$1" =~ ^[0-9]+$ && "$2" =~ ^[0-9]+$ && "$3" =~ ^[0-9]+$ ]] ||
+		fail "backlog_ok: qlen '$1', own backlog '$2', requeues '$3'"
+	[ "$1" -ge "$2" ] && [ "$(($1 - $2))" -le "$3" ] ||
+		fail "qlen $1 is not the qdisc's own backlog $2 plus at most $3 requeued"
+}
 cjq() { class_json "$1" | jq -r "$2"; }
 
 # rates_start DELAY SECONDS [--classes]: tools/qstat.py --rates SECONDS on
