@@ -155,6 +155,10 @@ struct carousel_class {
 	struct net_rate_estimator __rcu *rate_est;
 	u32		drops;
 	u32		filter_cnt;	/* filters bound to this class */
+	u64		credit;		/* ns: burst at rate (carousel_credit()):
+					 * read by every charge and release; the
+					 * first 64 bytes are full
+					 */
 
 /* Its flows with packets waiting, in turn (carousel_next_waiting()): */
 	struct list_head new_flows;	/* from idle, served first */
@@ -545,10 +549,21 @@ static __always_inline void carousel_flow_put(struct carousel_sched_data *q,
  */
 #define CAROUSEL_TX_MAX		BIT_ULL(53)
 
-/* ns of class time an idle class may spend at once: its burst */
+/*
+ * ns of class time an idle class may spend at once: its burst.  Every
+ * packet's charge and release reads it, so it is computed when the rate
+ * or the burst is set (carousel_set_rate()), not divided out each time.
+ */
 static u64 carousel_credit(const struct carousel_class *cl)
 {
-	return cl->burst ? div64_u64((u64)cl->burst * NSEC_PER_SEC, cl->rate) : 0;
+	return cl->credit;
+}
+
+static void carousel_set_rate(struct carousel_class *cl, u64 rate, u32 burst)
+{
+	cl->rate = rate;
+	cl->burst = burst;
+	cl->credit = burst ? div64_u64((u64)burst * NSEC_PER_SEC, rate) : 0;
 }
 
 /*
@@ -2610,8 +2625,7 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		 */
 		if (rate > cl->release_rate)
 			cl->release_rate = rate;
-		cl->rate = rate;
-		cl->burst = burst;
+		carousel_set_rate(cl, rate, burst);
 		if (rerate)
 			carousel_rerate(sch, cl, ktime_get_ns());
 		sch_tree_unlock(sch);
@@ -2644,9 +2658,8 @@ static int carousel_change_class(struct Qdisc *sch, u32 classid, u32 parentid,
 		return -ENOMEM;
 	}
 	cl->minor = TC_H_MIN(classid);
-	cl->rate = rate;
+	carousel_set_rate(cl, rate, burst);
 	cl->release_rate = rate;
-	cl->burst = burst;
 	INIT_LIST_HEAD(&cl->new_flows);
 	INIT_LIST_HEAD(&cl->old_flows);
 	gnet_stats_basic_sync_init(&cl->bstats);
