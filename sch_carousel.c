@@ -901,7 +901,8 @@ static bool carousel_over_budget(struct Qdisc *sch,
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 
-	return q->flow_budget &&
+	/* (a flow alone in its class has it all: that test first, inline) */
+	return q->flow_budget && fl->cl->flows >= 2 &&
 	       carousel_over_share(sch, fl->cl, fl->backlog, q->flow_budget,
 				   q->flow_budget_time);
 }
