@@ -260,6 +260,7 @@ struct carousel_sched_data {
 	u64			ceil_next;	/* ns: the ceiling's next departure */
 	u64			ceil_rem;	/* of len * NSEC_PER_SEC / rate */
 	u64			timer_expiry;	/* armed watchdog expiry, 0 = none */
+	u64			clock;		/* the last carousel_clock() */
 	u32			nr_classes;
 	u32			nr_flows;
 	struct hlist_head	flow_stash;	/* flow objects to reuse */
@@ -451,6 +452,39 @@ static u64 carousel_edt(const struct sk_buff *skb)
 static bool carousel_sk_is_flow(const struct sock *sk)
 {
 	return !sk_listener(sk) && READ_ONCE(sk->sk_state) != TCP_CLOSE;
+}
+
+/*
+ * The clock, read about once a packet.  Enqueue and dequeue leave their
+ * readings in q->clock, and a dequeue starts from the last one (unless a
+ * watchdog is armed, whose lateness it times).  That reading may be
+ * old, never ahead: a packet due by it is due, so letting a due packet go
+ * on it sends nothing early.  It decides nothing else.  Before a dequeue
+ * keeps a packet back (not due, held by its release clock, or by the
+ * ceiling) or charges one (a pending packet; a saturated class's next
+ * turn), it reads the clock (carousel_refresh()).  Its release clock
+ * (carousel_release()) takes an old reading only for a packet alone in
+ * its class, which cannot make a burst: how old it is then moves the
+ * release clock by no more than that packet's time.  The wheel's cursor
+ * may be ahead of such a reading (a dump or a change moved it); the wheel
+ * never moves it back.  In a qdisc run, so, the enqueue's reading serves
+ * the dequeue that sends its packet.
+ */
+static __always_inline u64 carousel_clock(struct carousel_sched_data *q)
+{
+	q->clock = ktime_get_ns();
+	return q->clock;
+}
+
+/* If *now is an old reading (!*fresh), read the clock; true if it did. */
+static __always_inline bool carousel_refresh(struct carousel_sched_data *q,
+					     u64 *now, bool *fresh)
+{
+	if (*fresh)
+		return false;
+	*now = carousel_clock(q);
+	*fresh = true;
+	return true;
 }
 
 static struct hlist_head *carousel_flow_bucket(struct carousel_sched_data *q,
@@ -1351,7 +1385,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		carousel_flow_rekey(q, cl);
 	key = carousel_flow_key(q, skb, cl && !cl->qlen && !split, &tcp);
 	cn = tcp && carousel_may_notify(sch);
-	now = ktime_get_ns();
+	now = carousel_clock(q);
 	at = carousel_own_time(q, skb, now);
 	if (split) {
 		ret = carousel_enqueue_segs(skb, sch, cl, key, at, now, cn,
@@ -1748,29 +1782,36 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
  * left, the clock runs at the higher of the two rates: they keep the
  * times they were given, as everywhere else.  Returns true if skb, the
  * head of slot, may leave now, with in *next the clock once it has (0:
- * no change).
+ * no change).  An old reading in *nowp (!*fresh) is read afresh
+ * (carousel_clock()) before skb is held, and unless skb is alone in its
+ * class.
  */
 static __always_inline bool
 carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
-		 struct sk_buff *skb, u64 now, u64 *next)
+		 struct sk_buff *skb, u64 *nowp, bool *fresh, u64 *next)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	struct carousel_class *cl = cb->fl->cl;
-	u64 floor = carousel_credit(cl) + CAROUSEL_CATCHUP_NS;
-	u64 start, tx;
+	u64 back = carousel_credit(cl) + CAROUSEL_CATCHUP_NS;
+	u64 start, tx, now;
 
 	*next = 0;
 	if (cb->released)
 		return true;
-	floor = now > floor ? now - floor : 0;
-	start = max(cl->release, floor);
 	tx = div64_u64((u64)qdisc_pkt_len(skb) * NSEC_PER_SEC,
 		       cl->release_rate);
-	if (!cl->held && start <= now) {
-		*next = start + tx;
-		return true;
-	}
+	/* (an old reading only for a packet alone in its class) */
+	if (cl->qlen > 1)
+		carousel_refresh(q, nowp, fresh);
+	do {
+		now = *nowp;
+		start = max(cl->release, now > back ? now - back : 0);
+		if (!cl->held && start <= now) {
+			*next = start + tx;
+			return true;
+		}
+	} while (carousel_refresh(q, nowp, fresh));
 	/* Behind the packets held (the clock is past them), never earlier. */
 	start = max(start, carousel_skb_time(skb));
 	carousel_wheel_pop(q->wheel, slot);
@@ -1804,10 +1845,15 @@ static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 	u64 now, wake, release = 0;
 	struct carousel_class *cl;
 	struct carousel_slot *slot;
+	bool refill, fresh = false;
 	struct sk_buff *skb;
-	bool refill;
 
-	now = ktime_get_ns();
+	/* (carousel_clock(): the last reading, the enqueue's in a run) */
+	now = q->clock;
+	if (q->timer_expiry) {
+		now = carousel_clock(q);
+		fresh = true;
+	}
 	if (q->timer_expiry && now >= q->timer_expiry) {
 		u64 late = now - q->timer_expiry;
 
@@ -1819,7 +1865,9 @@ static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 	}
 
 	/*
-	 * Each turn sends, stops, or charges or holds a packet (once each).
+	 * Each turn sends, stops, or charges or holds a packet (once each);
+	 * a turn that would stop, charge or hold on the last reading reads
+	 * the clock first and starts over, once (carousel_clock()).
 	 * Charges, holds and cascade moves share one budget per call, as a
 	 * qdisc run has dev_tx_weight: many packets stamped for one instant
 	 * are charged and cascaded over several calls, the qdisc rescheduled
@@ -1837,21 +1885,31 @@ static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 				goto resched;
 			if (WARN_ON_ONCE(wake == ~0ULL))
 				return NULL;
+			if (carousel_refresh(q, &now, &fresh))
+				continue;
 			wake *= w->gran;
 			break;
 		}
 		skb = slot->head;
 		if (carousel_skb_time(skb) > now) {
+			if (carousel_refresh(q, &now, &fresh))
+				continue;
 			wake = carousel_skb_time(skb);
 			break;
 		}
-		if (carousel_cb(skb)->pending &&
-		    !carousel_settle(sch, slot, skb, now))
-			goto charged;
+		if (carousel_cb(skb)->pending) {
+			if (carousel_refresh(q, &now, &fresh))
+				continue;
+			if (!carousel_settle(sch, slot, skb, now))
+				goto charged;
+		}
 		cl = carousel_cb(skb)->fl->cl;
-		if (cl && !carousel_release(sch, slot, skb, now, &release))
+		if (cl && !carousel_release(sch, slot, skb, &now, &fresh,
+					    &release))
 			goto charged;
 		if (!carousel_ceiling_admit(q, skb, now)) {
+			if (carousel_refresh(q, &now, &fresh))
+				continue;
 			wake = q->ceil_next;
 			break;
 		}
@@ -1861,8 +1919,10 @@ static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 		refill = cl && cl->waiting;
 		carousel_wheel_pop(w, slot);
 		carousel_unlink(sch, skb, true);
-		if (refill)
+		if (refill) {
+			carousel_refresh(q, &now, &fresh);
 			carousel_refill(sch, cl, now, &budget);
+		}
 		qdisc_bstats_update(sch, skb);
 		if (!w->count)
 			q->timer_expiry = 0;
