@@ -66,8 +66,8 @@ static inline u64 carousel_skb_peek_time(const struct sk_buff *skb)
  * 1024 slots each; a slot of level L spans 1024^L ticks, so level 0 holds
  * single ticks and each level up is 1024 times coarser.  The cursor `cur'
  * is a tick no later than now and no later than any packet in the wheel.
- * It never moves back: a caller whose reading of now is older than the
- * one that last moved it (sch_carousel.c, carousel_clock()) finds it
+ * A dequeue never moves it back: one whose reading of now is older than
+ * the one that last moved it (sch_carousel.c, carousel_clock()) finds it
  * where it is.
  *
  * A packet at tick t sits on the level of the highest 10-bit digit in

@@ -159,6 +159,7 @@ struct carousel_class {
 					 * read by every charge and release; the
 					 * first 64 bytes are full
 					 */
+	u32		catchup_bytes;	/* sent at rate in the catch-up cap */
 
 /* Its flows with packets waiting, in turn (carousel_next_waiting()): */
 	struct list_head new_flows;	/* from idle, served first */
@@ -464,11 +465,16 @@ static bool carousel_sk_is_flow(const struct sock *sk)
  * ceiling) or charges one (a pending packet; a saturated class's next
  * turn), it reads the clock (carousel_refresh()).  Its release clock
  * (carousel_release()) takes an old reading only for a packet alone in
- * its class, which cannot make a burst: how old it is then moves the
- * release clock by no more than that packet's time.  The wheel's cursor
- * may be ahead of such a reading (a dump or a change moved it); the wheel
- * never moves it back.  In a qdisc run, so, the enqueue's reading serves
- * the dequeue that sends its packet.
+ * its class and no longer than the class sends in the catch-up cap C:
+ * however old the reading, the release clock then ends up at most that
+ * packet's time (<= C) behind where a fresh one would put it, and what
+ * the class charges after the packet leaves starts no earlier than that
+ * instant, so in any window the class still sends at most burst + rate *
+ * (window + C) + one packet (docs/design.md, "Catch-up").  An old reading
+ * also advances the wheel's cursor and cascades less far; the cursor may
+ * be ahead of it (a dump or a change moved it), and a dequeue never moves
+ * it back.  In a qdisc run, so, the enqueue's reading serves the dequeue
+ * that sends its packet.
  */
 static __always_inline u64 carousel_clock(struct carousel_sched_data *q)
 {
@@ -584,6 +590,16 @@ static __always_inline void carousel_flow_put(struct carousel_sched_data *q,
 #define CAROUSEL_TX_MAX		BIT_ULL(53)
 
 /*
+ * The catch-up cap: how much of a class's time a late watchdog (or a
+ * stopped queue) may release at once, beyond its burst.  A packet charged
+ * late starts its class clock no earlier than this before now, and the
+ * release clock (carousel_release()) holds charged packets that fell due
+ * meanwhile to the same; lateness beyond it is time the class loses, not
+ * a burst.
+ */
+#define CAROUSEL_CATCHUP_NS	(16 * NSEC_PER_MSEC)
+
+/*
  * ns of class time an idle class may spend at once: its burst.  Every
  * packet's charge and release reads it, so it is computed when the rate
  * or the burst is set (carousel_set_rate()), not divided out each time.
@@ -598,6 +614,10 @@ static void carousel_set_rate(struct carousel_class *cl, u64 rate, u32 burst)
 	cl->rate = rate;
 	cl->burst = burst;
 	cl->credit = burst ? div64_u64((u64)burst * NSEC_PER_SEC, rate) : 0;
+	/* (a rate is at most 2^40 bytes/s: no overflow) */
+	cl->catchup_bytes = min_t(u64, div_u64(rate * (CAROUSEL_CATCHUP_NS /
+							NSEC_PER_USEC),
+						USEC_PER_SEC), U32_MAX);
 }
 
 /*
@@ -800,16 +820,6 @@ static void carousel_flow_rekey(struct carousel_sched_data *q,
 	fl->key = carousel_hash_key(cl->solo);
 	hlist_add_head(&fl->node, carousel_flow_bucket(q, fl->key, cl));
 }
-
-/*
- * The catch-up cap: how much of a class's time a late watchdog (or a
- * stopped queue) may release at once, beyond its burst.  A packet charged
- * late starts its class clock no earlier than this before now, and the
- * release clock (carousel_release()) holds charged packets that fell due
- * meanwhile to the same; lateness beyond it is time the class loses, not
- * a burst.
- */
-#define CAROUSEL_CATCHUP_NS	(16 * NSEC_PER_MSEC)
 
 /* A packet's charge to its class: its departure, and the class clock after. */
 struct carousel_charge {
@@ -1801,8 +1811,10 @@ carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 		return true;
 	tx = div64_u64((u64)qdisc_pkt_len(skb) * NSEC_PER_SEC,
 		       cl->release_rate);
-	/* (an old reading only for a packet alone in its class) */
-	if (cl->qlen > 1)
+	/* (an old reading only for a packet alone in its class, and no
+	 * longer than the class sends in the catch-up cap: carousel_clock())
+	 */
+	if (cl->qlen > 1 || qdisc_pkt_len(skb) > cl->catchup_bytes)
 		carousel_refresh(q, nowp, fresh);
 	do {
 		now = *nowp;
@@ -1853,21 +1865,21 @@ static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 	if (q->timer_expiry) {
 		now = carousel_clock(q);
 		fresh = true;
-	}
-	if (q->timer_expiry && now >= q->timer_expiry) {
-		u64 late = now - q->timer_expiry;
+		if (now >= q->timer_expiry) {
+			u64 late = now - q->timer_expiry;
 
-		q->stat_timer_fires++;
-		q->stat_timer_latency += late;
-		if (late > q->stat_timer_latency_max)
-			q->stat_timer_latency_max = late;
-		q->timer_expiry = 0;
+			q->stat_timer_fires++;
+			q->stat_timer_latency += late;
+			if (late > q->stat_timer_latency_max)
+				q->stat_timer_latency_max = late;
+			q->timer_expiry = 0;
+		}
 	}
 
 	/*
 	 * Each turn sends, stops, or charges or holds a packet (once each);
-	 * a turn that would stop, charge or hold on the last reading reads
-	 * the clock first and starts over, once (carousel_clock()).
+	 * before it would stop, charge or hold on the last reading it reads
+	 * the clock, once a call (carousel_clock()).
 	 * Charges, holds and cascade moves share one budget per call, as a
 	 * qdisc run has dev_tx_weight: many packets stamped for one instant
 	 * are charged and cascaded over several calls, the qdisc rescheduled
