@@ -438,6 +438,7 @@ tc_json() { "${TC_NEW:-tc}" -j "$@"; }
 # qjq DEV 'JQ' / cjq DEV 'JQ': one value (jq -r) from qdisc_json/class_json.
 #   qjq "$DEV" '.[] | select(.kind == "carousel") | .packets'
 qjq() { qdisc_json "$1" | jq -r "$2"; }
+cjq() { class_json "$1" | jq -r "$2"; }
 
 # OFFERED: jq, on a carousel's object in qdisc_json, for what it was
 # offered: sent + dropped + its own backlog (wheel_packets +
@@ -455,7 +456,6 @@ backlog_ok() {
 	[ "$1" -ge "$2" ] && [ "$(($1 - $2))" -le "$3" ] ||
 		fail "qlen $1 is not the qdisc's own backlog $2 plus at most $3 requeued"
 }
-cjq() { class_json "$1" | jq -r "$2"; }
 
 # rates_start DELAY SECONDS [--classes]: tools/qstat.py --rates SECONDS on
 # $DEV in NS_S, in the background, its window opening DELAY s from now.
