@@ -160,10 +160,15 @@ struct carousel_class {
 					 * first 64 bytes are full
 					 */
 	u32		catchup_bytes;	/* sent at rate in the catch-up cap */
+	u32		lingering;	/* its flows on q->lingering */
 
 /* Its flows with packets waiting, in turn (carousel_next_waiting()): */
-	struct list_head new_flows;	/* from idle, served first */
+	struct list_head new_flows;	/* below their share, served first */
 	struct list_head old_flows;
+	u64		vtime;		/* virtual time of its turns, in
+					 * bytes << CAROUSEL_VSHIFT
+					 * (carousel_next_waiting())
+					 */
 
 /* The delay it adds to its packets, by interval (carousel_delay_note()): */
 	u64		delay_sum;	/* ns, in interval delay_epoch */
@@ -182,7 +187,10 @@ struct carousel_class {
  * see carousel_flow_key()) in one class, while any of them is in the
  * wheel.  It is in the table only then: added by its first packet's
  * enqueue, removed when its last packet leaves, so the table holds
- * exactly the flows the wheel holds.  The object itself goes to a small
+ * the flows the wheel holds.  The one exception is a flow that has had
+ * more than its share of a busy class's turns: it lingers in the table,
+ * with no packet, until the class's virtual time has caught up with it
+ * (carousel_flow_linger()).  The object itself goes to a small
  * stash of the qdisc's (q->flow_stash) and serves the next new flow: a
  * flow that comes and goes with each packet, as every flow of an idle
  * class does, costs no slab allocation.
@@ -207,13 +215,17 @@ struct carousel_flow {
 
 /* Its packets waiting for their class's turn, a FIFO linked by skb->next: */
 	struct list_head	turn;		/* on its class's new_flows or
-						 * old_flows while any waits
+						 * old_flows while any waits; on
+						 * q->lingering while it lingers
 						 */
 	struct sk_buff		*wait_head;
 	struct sk_buff		*wait_tail;
 	u32			wait_bytes;
 	s32			deficit;	/* bytes it may still send in
 						 * this round
+						 */
+	u64			vfinish;	/* virtual time its last turn
+						 * ended (cl->vtime's)
 						 */
 };
 
@@ -266,6 +278,10 @@ struct carousel_sched_data {
 	u32			nr_flows;
 	struct hlist_head	flow_stash;	/* flow objects to reuse */
 	u32			nr_stashed;	/* objects in flow_stash */
+	u32			nr_lingering;	/* flows in lingering */
+	struct list_head	lingering;	/* flows kept with no packet,
+						 * oldest first
+						 */
 	u32			nr_waiting;	/* packets waiting their turn */
 	u32			skbs;		/* packets as handed over */
 	struct qdisc_watchdog	watchdog;
@@ -501,6 +517,36 @@ static struct hlist_head *carousel_flow_bucket(struct carousel_sched_data *q,
 				       CAROUSEL_FLOW_BITS)];
 }
 
+/*
+ * Flows kept lingering at most (carousel_flow_linger()): 512 objects of
+ * 104 bytes, 52 KiB a qdisc.  Virtual times count bytes in 1/1024ths: a
+ * turn of 64 bytes among 50,000 flows still moves its class's on.
+ */
+#define CAROUSEL_LINGER_MAX	512
+#define CAROUSEL_VSHIFT		10
+
+/*
+ * Is virtual time a past b?  Virtual times wrap (2^54 bytes, 17 days of
+ * a saturated 100 Gbit class): they are only compared near each other.
+ */
+static bool carousel_vafter(u64 a, u64 b)
+{
+	return (s64)(a - b) > 0;
+}
+
+/* A lingering flow has a packet again: it counts as a flow of the wheel. */
+static noinline void carousel_flow_unlinger(struct carousel_sched_data *q,
+					    struct carousel_flow *fl)
+{
+	list_del_init(&fl->turn);
+	q->nr_lingering--;
+	fl->cl->lingering--;
+	q->nr_flows++;
+	fl->cl->flows++;
+	/* its last departure is past, unless that packet was dropped */
+	fl->tail = 0;
+}
+
 /* The flow of (key, cl), created if it has no packet queued yet. */
 static __always_inline struct carousel_flow *
 carousel_flow_get(struct carousel_sched_data *q, unsigned long key,
@@ -510,8 +556,11 @@ carousel_flow_get(struct carousel_sched_data *q, unsigned long key,
 	struct carousel_flow *fl;
 
 	hlist_for_each_entry(fl, head, node) {
-		if (fl->key == key && fl->cl == cl)
+		if (fl->key == key && fl->cl == cl) {
+			if (unlikely(!fl->qlen))
+				carousel_flow_unlinger(q, fl);
 			return fl;
+		}
 	}
 	if (q->nr_stashed) {
 		/* As its last packet left it: nothing queued, no turn. */
@@ -536,6 +585,7 @@ carousel_flow_get(struct carousel_sched_data *q, unsigned long key,
 	fl->cl = cl;
 	fl->tail = 0;
 	fl->deficit = 0;
+	fl->vfinish = cl ? cl->vtime : 0;	/* caught up */
 	hlist_add_head(&fl->node, head);
 	q->nr_flows++;
 	if (cl)
@@ -551,9 +601,91 @@ carousel_flow_get(struct carousel_sched_data *q, unsigned long key,
  */
 #define CAROUSEL_FLOW_STASH	(IS_ENABLED(CONFIG_KASAN) ? 0 : 64)
 
+/* A flow object out of the table goes to the stash, else to the slab. */
+static __always_inline void carousel_flow_free(struct carousel_sched_data *q,
+					       struct carousel_flow *fl)
+{
+	if (q->nr_stashed < CAROUSEL_FLOW_STASH) {
+		hlist_add_head(&fl->node, &q->flow_stash);
+		q->nr_stashed++;
+		return;
+	}
+	kmem_cache_free(carousel_flow_cachep, fl);
+}
+
+/* A lingering flow is forgotten: from now on it is new again. */
+static void carousel_flow_forget(struct carousel_sched_data *q,
+				 struct carousel_flow *fl)
+{
+	list_del_init(&fl->turn);
+	q->nr_lingering--;
+	fl->cl->lingering--;
+	hlist_del(&fl->node);
+	carousel_flow_free(q, fl);
+}
+
+/* Forget the oldest lingering flows while their classes have caught up. */
+static void carousel_linger_reclaim(struct carousel_sched_data *q)
+{
+	struct carousel_flow *old;
+
+	while (!list_empty(&q->lingering)) {
+		old = list_first_entry(&q->lingering, struct carousel_flow,
+				       turn);
+		if (carousel_vafter(old->vfinish, old->cl->vtime))
+			return;
+		carousel_flow_forget(q, old);
+	}
+}
+
 /*
- * A flow whose last packet has left goes.  (It has no place in its
- * class's turns: a flow is in them only while a packet of it waits.)
+ * Flow fl, whose last packet has just left, had a turn of its busy
+ * class that ends past the class's virtual time
+ * (carousel_next_waiting()): it stays in the table, with no packet, so
+ * that if it comes back more than its quantum ahead of the others it is
+ * not taken for a new flow (carousel_wait()).  A sender cannot then get
+ * the new flows' priority, beyond its share, by spreading its packets
+ * over flows that each go idle between them.  The oldest lingering flows go
+ * first: those that their class's turns have caught up with (they would
+ * come back new anyway) and, beyond CAROUSEL_LINGER_MAX, any, as if
+ * their class had caught up.  A flow with no key (its class's one
+ * packet) or of a deleted class does not linger.  True if fl lingers.
+ */
+static noinline bool carousel_flow_linger(struct carousel_sched_data *q,
+					  struct carousel_flow *fl)
+{
+	struct carousel_flow *old;
+
+	if (fl->key == CAROUSEL_KEY_NONE || fl->cl->dead)
+		return false;
+	carousel_linger_reclaim(q);
+	if (q->nr_lingering >= CAROUSEL_LINGER_MAX) {
+		old = list_first_entry(&q->lingering, struct carousel_flow,
+				       turn);
+		carousel_flow_forget(q, old);
+	}
+	list_add_tail(&fl->turn, &q->lingering);
+	q->nr_lingering++;
+	fl->cl->lingering++;
+	return true;
+}
+
+/* Forget every lingering flow of class cl, or with cl NULL, all of them. */
+static void carousel_forget_lingering(struct carousel_sched_data *q,
+				      const struct carousel_class *cl)
+{
+	struct carousel_flow *fl, *tmp;
+
+	list_for_each_entry_safe(fl, tmp, &q->lingering, turn) {
+		if (!cl || fl->cl == cl)
+			carousel_flow_forget(q, fl);
+	}
+}
+
+/*
+ * A flow whose last packet has left goes, or lingers
+ * (carousel_flow_linger()).  (It has no place in its class's turns: a
+ * flow is in them only while a packet of it waits.)
  */
 static __always_inline void carousel_flow_put(struct carousel_sched_data *q,
 					      struct carousel_flow *fl)
@@ -564,7 +696,6 @@ static __always_inline void carousel_flow_put(struct carousel_sched_data *q,
 	DEBUG_NET_WARN_ON_ONCE(fl->skbs || fl->pending || fl->backlog ||
 			       fl->wait_head || fl->wait_bytes ||
 			       !list_empty(&fl->turn));
-	hlist_del(&fl->node);
 	q->nr_flows--;
 	if (fl->cl) {
 		fl->cl->flows--;
@@ -572,13 +703,12 @@ static __always_inline void carousel_flow_put(struct carousel_sched_data *q,
 			fl->cl->unkeyed = 0;
 			fl->cl->solo = NULL;
 		}
+		if (unlikely(carousel_vafter(fl->vfinish, fl->cl->vtime)) &&
+		    carousel_flow_linger(q, fl))
+			return;
 	}
-	if (q->nr_stashed < CAROUSEL_FLOW_STASH) {
-		hlist_add_head(&fl->node, &q->flow_stash);
-		q->nr_stashed++;
-		return;
-	}
-	kmem_cache_free(carousel_flow_cachep, fl);
+	hlist_del(&fl->node);
+	carousel_flow_free(q, fl);
 }
 
 /*
@@ -1154,15 +1284,21 @@ carousel_charged(struct carousel_sched_data *q,
  * skb, due, of flow fl in class cl, waits its turn: at the tail of its
  * flow's FIFO, its own time kept in its cb.  A flow that starts to wait
  * with nothing else queued (`fresh': a ping, a DNS query) joins the
- * class's new flows, served first; a flow that has packets in the wheel
- * joins the old ones, with the credit it has left, so that a bulk flow
- * cannot pass for new by emptying its FIFO.
+ * class's new flows, served first, if it is also below its share: with
+ * this packet, its turns end no more than a quantum (or this packet, if
+ * longer) past the class's virtual time, so that it takes no more than
+ * its quantum of the current round (carousel_next_waiting()).  Any
+ * other joins the old ones, with the
+ * credit it has left: a bulk flow cannot pass for new by emptying its
+ * FIFO, nor a sender by spreading its packets over flows that each go
+ * idle between them (carousel_flow_linger()).
  */
 static void carousel_wait(struct Qdisc *sch, struct carousel_class *cl,
 			  struct carousel_flow *fl, struct sk_buff *skb,
 			  bool fresh)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
+	u32 quantum, len;
 
 	skb->next = NULL;
 	if (fl->wait_head)
@@ -1175,8 +1311,13 @@ static void carousel_wait(struct Qdisc *sch, struct carousel_class *cl,
 	q->nr_waiting++;
 	if (!list_empty(&fl->turn))
 		return;
-	if (fresh) {
-		fl->deficit = psched_mtu(qdisc_dev(sch));
+	quantum = psched_mtu(qdisc_dev(sch));
+	len = qdisc_pkt_len(skb);
+	if (fresh &&
+	    !carousel_vafter(fl->vfinish + ((u64)len << CAROUSEL_VSHIFT),
+			     cl->vtime + ((u64)max(quantum, len) <<
+					  CAROUSEL_VSHIFT))) {
+		fl->deficit = quantum;
 		list_add_tail(&fl->turn, &cl->new_flows);
 	} else {
 		list_add_tail(&fl->turn, &cl->old_flows);
@@ -1533,19 +1674,27 @@ static void carousel_drop_dequeued(struct Qdisc *sch, struct sk_buff *skb,
 /*
  * The next packet of busy class cl to take its turn, out of its flow's
  * FIFO: deficit round robin over its flows, a quantum of one MTU each
- * round, the new flows (those that had nothing queued) first, as
- * fq_codel serves its flows.  A flow that has used its quantum goes to
- * the tail of the old flows with one more; a flow leaves the lists when
- * nothing of it waits.  Each move costs one of *budget; cl->waiting is
- * not 0, so the lists are not empty.
+ * round, the new flows (those that had nothing queued, below their
+ * share) first, as fq_codel serves its flows.  A flow that has used its
+ * quantum goes to the tail of the old flows with one more; a flow
+ * leaves the lists when nothing of it waits.  Each move costs one of
+ * *budget; cl->waiting is not 0, so the lists are not empty.
+ *
+ * Each turn also ends at a virtual time, as in fair queueing: its start
+ * is the later of the class's virtual time and the end of its flow's
+ * last turn, and it ends its length later.  The class's virtual time
+ * moves on, at each turn, by the turn's length over its flows, those
+ * with packets and those lingering ahead of it: what each would have
+ * had of the turns, shared equally.  A flow served
+ * no more than its share keeps the end of its turns within a quantum of
+ * it; one served more, as new or old, runs ahead of it, lingers when
+ * its last packet leaves (carousel_flow_linger()), and is old when it
+ * comes back (carousel_wait()).
  *
  * (Unlike fq_codel, a flow emptied on the new flows does not go round the
- * old ones first: it has no object once its last packet has left, so a
- * ping 20 ms after the last one is new again and waits about one packet
- * time, not a round of the bulk flows.  The price: a sender that spreads
- * its packets over flows each idle between its packets is served as new
- * every time, ahead of its class's bulk flows (within its class's rate);
- * design.md, "Turns".)
+ * old ones first, and one that is forgotten or has caught up is new
+ * again: a ping 20 ms after the last one waits about one packet time,
+ * not a round of the bulk flows.  design.md, "Turns".)
  */
 static struct sk_buff *carousel_next_waiting(struct Qdisc *sch,
 					     struct carousel_class *cl,
@@ -1555,6 +1704,8 @@ static struct sk_buff *carousel_next_waiting(struct Qdisc *sch,
 	struct carousel_flow *fl;
 	struct list_head *head;
 	struct sk_buff *skb;
+	u64 start;
+	u32 len;
 
 	for (;;) {
 		head = &cl->new_flows;
@@ -1571,8 +1722,16 @@ static struct sk_buff *carousel_next_waiting(struct Qdisc *sch,
 	skb = fl->wait_head;
 	fl->wait_head = skb->next;
 	skb_mark_not_on_list(skb);
-	fl->wait_bytes -= qdisc_pkt_len(skb);
-	fl->deficit -= qdisc_pkt_len(skb);
+	len = qdisc_pkt_len(skb);
+	fl->wait_bytes -= len;
+	fl->deficit -= len;
+	start = carousel_vafter(fl->vfinish, cl->vtime) ? fl->vfinish :
+							   cl->vtime;
+	fl->vfinish = start + ((u64)len << CAROUSEL_VSHIFT);
+	/* (fl has a packet queued: cl->flows >= 1) */
+	cl->vtime += div_u64((u64)len << CAROUSEL_VSHIFT,
+			     cl->flows + cl->lingering);
+	carousel_linger_reclaim(q);
 	if (!fl->wait_head)
 		list_del_init(&fl->turn);
 	cl->waiting--;
@@ -1676,13 +1835,22 @@ static void carousel_unwait_all(struct Qdisc *sch, struct sk_buff ***tail)
 
 	for (i = 0; i < CAROUSEL_FLOWS; i++) {
 		hlist_for_each_entry_safe(fl, tmp, &q->flow_hash[i], node) {
+			/* (only a flow with a packet waiting has a turn; a
+			 * lingering one is on q->lingering by fl->turn)
+			 */
+			if (!fl->wait_head)
+				continue;
 			cl = fl->cl;
 			skb = fl->wait_head;
 			fl->wait_head = NULL;
 			fl->wait_bytes = 0;
 			list_del_init(&fl->turn);
-			if (!skb)
-				continue;
+			/* (a reset drops its packets: it does not linger, and
+			 * so forgets none of the flows this walk has still to
+			 * see; carousel_reset() forgets the rest)
+			 */
+			if (!tail)
+				fl->vfinish = 0;
 			/* (cl stays: a charged packet of it is in the wheel; fl
 			 * may go with its last packet here, and is not used after)
 			 */
@@ -2060,6 +2228,7 @@ static void carousel_reset(struct Qdisc *sch)
 		qdisc_qstats_drop(sch);
 		rtnl_kfree_skbs(skb, skb);
 	}
+	carousel_forget_lingering(q, NULL);
 	carousel_for_each_class(q, minor, cl) {
 		cl->time_next = 0;
 		cl->release = 0;
@@ -2424,8 +2593,9 @@ static int carousel_init(struct Qdisc *sch, struct nlattr *opt,
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	int err;
 
-	/* (destroy, which follows a failed init, needs these two) */
+	/* (destroy, which follows a failed init, needs these) */
 	qdisc_watchdog_init_clockid(&q->watchdog, sch, CLOCK_MONOTONIC);
+	INIT_LIST_HEAD(&q->lingering);
 	err = carousel_check_parent(sch, extack);
 	if (err)
 		return err;
@@ -2793,6 +2963,7 @@ static int carousel_delete_class(struct Qdisc *sch, unsigned long arg,
 	if (empty)
 		q->class_pages[pg] = NULL;
 	q->nr_classes--;
+	carousel_forget_lingering(q, cl);
 	busy = cl->qlen;
 	if (busy) {
 		/* Its packets still leave; the last one frees it. */

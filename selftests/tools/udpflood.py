@@ -3,7 +3,7 @@
 """udpflood.py: a UDP flood from many source ports, and its receiver.
 
   udpflood.py send --dst IP --port P --flows N --rate BPS --seconds T
-                   [--size S] [--priority PRIO]
+                   [--size S] [--priority PRIO] [--idle]
   udpflood.py recv --port P --seconds T [--skip W] [--ready F]
                    [--series CSV]
 
@@ -11,6 +11,9 @@ send: N connected UDP sockets (N source ports), written round-robin at an
 aggregate RATE bit/s of wire bytes (payload + 42: UDP, IP, Ethernet) for T
 seconds.  The sockets are non-blocking and a send that finds its socket's
 buffer full is skipped, not waited for: a flood does not slow down.
+--idle: each write goes to the next port that has nothing left in the
+host (SIOCOUTQ 0), skipped if none has: every datagram finds its flow
+idle, as a sender gaming a new-flow priority would have it.
 Prints one JSON object: offered (datagrams handed to the kernel), skipped
 (found the send buffer full), seconds.
 
@@ -30,7 +33,9 @@ Python 3 stdlib only.
 import argparse
 import json
 import socket
+import fcntl
 import struct
+import termios
 import time
 
 WIRE = 42  # UDP 8 + IPv4 20 + Ethernet 14
@@ -57,8 +62,19 @@ def send(a):
         due = t0 + i * gap
         if due > now:
             time.sleep(due - now)
+        k = i % a.flows
+        if a.idle:
+            for j in range(a.flows):
+                k = (i + j) % a.flows
+                if not struct.unpack("i", fcntl.ioctl(
+                        socks[k], termios.TIOCOUTQ, b"\0" * 4))[0]:
+                    break
+            else:
+                skipped += 1
+                i += 1
+                continue
         try:
-            socks[i % a.flows].send(struct.pack("!Q", time.monotonic_ns()) + pad)
+            socks[k].send(struct.pack("!Q", time.monotonic_ns()) + pad)
             offered += 1
         except BlockingIOError:
             skipped += 1
@@ -169,6 +185,7 @@ def main():
     p.add_argument("--seconds", type=float, required=True)
     p.add_argument("--size", type=int, default=1200)
     p.add_argument("--priority", type=lambda v: int(v, 0), default=None)
+    p.add_argument("--idle", action="store_true")
     p = sub.add_parser("recv")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--seconds", type=float, required=True)
