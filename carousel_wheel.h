@@ -23,20 +23,29 @@
 
 struct carousel_flow;
 
+struct carousel_class;
+
 /*
- * Per-packet state, in the qdisc's 20 bytes of skb->cb (packed: 19 of
+ * Per-packet state, in the qdisc's 20 bytes of skb->cb (packed: all of
  * them).  A pending packet waits in the wheel at its own time, its EDT
  * stamp, and is charged to its class when that time comes; a charged
- * packet's time is its departure.
+ * packet's time is its departure.  A packet with no flow (sch_carousel.c,
+ * carousel_enqueue_due()) names its class directly.
  */
 struct carousel_skb_cb {
 	u64			time_to_send;	/* ns, CLOCK_MONOTONIC */
-	struct carousel_flow	*fl;		/* its flow, which names its class */
+	union {
+		struct carousel_flow	*fl;	/* its flow, which names its
+						 * class
+						 */
+		struct carousel_class	*cl;	/* if flowless */
+	};
 	u8			pending;	/* not yet charged to its class */
 	u8			ends;		/* last of a packet as handed over */
 	u8			released;	/* held by, and past, the release
 						 * clock (carousel_release())
 						 */
+	u8			flowless;	/* no flow: cl, not fl */
 } __packed __aligned(4);
 
 static inline struct carousel_skb_cb *carousel_cb(struct sk_buff *skb)

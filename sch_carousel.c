@@ -26,7 +26,9 @@
  *     rates add up to more than it, len/rate is stretched by (sum of
  *     active rates / ceiling), so each class gets a share proportional to
  *     its rate (the ceiling itself is enforced at dequeue, below);
- *   - insert in the wheel at the departure: O(1);
+ *   - insert in the wheel at the departure: O(1); a packet of a class
+ *     with nothing queued that may leave now goes on the due list
+ *     instead, with no flow (carousel_enqueue_due());
  *   - account it to its flow (a connected socket, else a flow hash, in
  *     its class, computed only once a second packet of the class is
  *     there to tell apart; see carousel_flow_key()): a flow over its budget
@@ -36,8 +38,9 @@
  *   - past ce_threshold of delay added by us, mark ECN CE.
  *
  * dequeue():
- *   - take the earliest slot from the wheel (bitmap scans, O(1)); its head
- *     leaves if its time has come, else the qdisc watchdog is armed for it.
+ *   - take the earliest slot from the wheel (bitmap scans, O(1)), or the
+ *     due list's head if no earlier; it leaves if its time has come, else
+ *     the qdisc watchdog is armed for it.
  *     No periodic timer: idle or not, the only wake-up is the next departure;
  *   - a pending head whose time has come is charged to its class now; if
  *     its class clock puts its departure later, it goes back into the
@@ -284,6 +287,12 @@ struct carousel_sched_data {
 						 */
 	u32			nr_waiting;	/* packets waiting their turn */
 	u32			skbs;		/* packets as handed over */
+	u32			nr_due;		/* packets on the due list */
+	struct sk_buff		*due_head;	/* the due list, linked by
+						 * skb->next, oldest first
+						 * (carousel_enqueue_due())
+						 */
+	struct sk_buff		*due_tail;
 	struct qdisc_watchdog	watchdog;
 
 /* Statistics, under the root lock: */
@@ -354,6 +363,20 @@ static struct carousel_class *carousel_lookup(struct Qdisc *sch, u32 classid)
 	if (TC_H_MAJ(classid) != sch->handle || !TC_H_MIN(classid))
 		return NULL;
 	return carousel_class_get(q, TC_H_MIN(classid));
+}
+
+/* The class of a packet in the wheel or the due list (NULL: none). */
+static struct carousel_class *carousel_skb_class(struct sk_buff *skb)
+{
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+
+	return cb->flowless ? cb->cl : cb->fl->cl;
+}
+
+/* Packets with a place in time: in the wheel or on the due list. */
+static u32 carousel_placed(const struct carousel_sched_data *q)
+{
+	return q->wheel->count + q->nr_due;
 }
 
 /*
@@ -960,12 +983,12 @@ struct carousel_charge {
 };
 
 /*
- * The departure of a packet of len bytes of flow fl whose own time is
- * `at' (its EDT stamp, or its arrival), charged to class cl at `now'
- * (>= at), and in *next and *rem the class clock after it.  The class
- * spends [start, *next) on it, from start = max(clock, at, now -
- * catch-up); it may leave up to its burst credit before start, never
- * before `at', and never before its flow's last departure: a burst
+ * The departure of a packet of len bytes whose own time is `at' (its EDT
+ * stamp, or its arrival), charged to class cl at `now' (>= at), and in
+ * *next and *rem the class clock after it.  The class spends [start,
+ * *next) on it, from start = max(clock, at, now - catch-up); it may
+ * leave up to its burst credit before start, never before `at', and
+ * never before `tail', its flow's last departure (0: none): a burst
  * credit grown by a class change must not let it overtake its flow's
  * queued packets.  In *lost, what the catch-up cap takes from a
  * backlogged class (its clock not behind `at'): the qdisc ran that late,
@@ -973,8 +996,7 @@ struct carousel_charge {
  */
 static __always_inline u64
 carousel_departure(const struct carousel_sched_data *q,
-		   const struct carousel_class *cl,
-		   const struct carousel_flow *fl, u32 len,
+		   const struct carousel_class *cl, u64 tail, u32 len,
 		   u64 at, u64 now, u64 *next, u16 *rem, u64 *lost)
 {
 	u64 start = max(cl->time_next, at);
@@ -991,7 +1013,7 @@ carousel_departure(const struct carousel_sched_data *q,
 	*next = start + carousel_tx_ns(q, cl, len, rem);
 	if (start > credit && start - credit > at)
 		at = start - credit;
-	return max(at, fl->tail);
+	return max(at, tail);
 }
 
 /*
@@ -1153,11 +1175,15 @@ static bool carousel_backlog_over_horizon(const struct carousel_sched_data *q,
  * it), so that a split never turns part of what a socket's buffer let
  * through into drops, and one flow holds at most flow_limit of the
  * qdisc's limit, whatever its packets' sizes.
+ *
+ * A packet not split (whole), due now, of a class with nothing queued is
+ * charged here, before its flow is looked up: if its departure is now,
+ * it needs no flow (*flp is NULL: carousel_enqueue_due()).
  */
 static __always_inline u64 *
 carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 	       unsigned long key, u32 len, u64 at, u64 now,
-	       bool cn, struct carousel_flow **flp,
+	       bool cn, bool whole, struct carousel_flow **flp,
 	       struct carousel_charge *ch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
@@ -1170,6 +1196,21 @@ carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 		return &q->stat_limit_drops;
 	if (unlikely(!at))
 		return &q->stat_horizon_drops;
+	if (whole && cl && !cl->qlen && at <= now) {
+		/*
+		 * As below for a new flow or a lingering one, whose last
+		 * departure is past: not busy, and no tail.  (A class's
+		 * clock a horizon ahead is a drop, as below.)
+		 */
+		ch->depart = carousel_departure(q, cl, 0, len, at, now,
+						&ch->next, &ch->rem, &ch->lost);
+		if (ch->depart <= now) {
+			*flp = NULL;
+			return NULL;
+		}
+		if (unlikely(ch->depart > now + q->horizon))
+			return &q->stat_horizon_drops;
+	}
 	fl = carousel_flow_get(q, key, cl);
 	if (unlikely(!fl))
 		return &q->stat_alloc_drops;
@@ -1177,7 +1218,7 @@ carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 	/* A new flow has no packet, and flow_limit is at least 1. */
 	if (unlikely(fl->skbs >= q->flow_limit))
 		goto refuse_flow_limit;
-	if (!cl)
+	if (!cl || ch->depart)
 		return NULL;
 	if (at > now || fl->pending) {
 		if (unlikely(carousel_backlog_over_horizon(q, cl, len)))
@@ -1199,8 +1240,8 @@ carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 	 * asked for its first segment's departure; the rest follow within
 	 * its own length at the class rate.)
 	 */
-	ch->depart = carousel_departure(q, cl, fl, len, at, now, &ch->next,
-					&ch->rem, &ch->lost);
+	ch->depart = carousel_departure(q, cl, fl->tail, len, at, now,
+					&ch->next, &ch->rem, &ch->lost);
 	if (unlikely(ch->depart > now + q->horizon))
 		goto refuse_horizon;
 	return NULL;
@@ -1356,8 +1397,9 @@ carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 		if (ch)
 			c = *ch;
 		else if (!carousel_class_busy(cl, now))
-			c.depart = carousel_departure(q, cl, fl, len, at, now,
-						      &c.next, &c.rem, &c.lost);
+			c.depart = carousel_departure(q, cl, fl->tail, len, at,
+						      now, &c.next, &c.rem,
+						      &c.lost);
 		else
 			c.depart = 0;
 		wait = !c.depart;
@@ -1368,6 +1410,7 @@ carousel_enqueue_one(struct sk_buff *skb, struct Qdisc *sch,
 	cb->pending = pending;
 	cb->ends = 0;
 	cb->released = 0;
+	cb->flowless = 0;
 	if (wait) {
 		carousel_wait(sch, cl, fl, skb, !fl->qlen);
 		goto queued;
@@ -1401,6 +1444,56 @@ queued:
 	carousel_class_activity(q, cl, was_active);
 	cl->backlog += len;
 	return carousel_over_budget(sch, fl) ? NET_XMIT_CN : NET_XMIT_SUCCESS;
+}
+
+/*
+ * The due list: packets of idle classes, charged as they come and due at
+ * once.  A packet of a class with nothing queued, due now (no EDT stamp
+ * ahead), that its class's clock lets leave now (carousel_admit()), has
+ * nothing to wait for and no packet of its flow or class to keep behind:
+ * it goes on the due list, which dequeue serves in order of time with
+ * the wheel's earliest slot (carousel_dequeue_wheel()), and it has no
+ * flow object.  So the commonest packet of a host with many classes
+ * under their rates, one at a time in an idle class, neither takes a
+ * flow object from the table nor a slot of the wheel.  It is charged and
+ * counted as any other (its class's clock, delay and counters, the
+ * limit); it is no flow: it is not counted in `flows', and a packet of
+ * its flow that comes while it is queued starts a flow object of its
+ * own.  That packet cannot overtake it: no packet departs before it
+ * came, and this one departs no later than it came.
+ * The release clock and the ceiling apply to it as to any due packet; a
+ * release clock that holds it puts it in the wheel.
+ */
+static void carousel_enqueue_due(struct Qdisc *sch, struct sk_buff *skb,
+				 struct carousel_class *cl, u64 at, u64 now,
+				 const struct carousel_charge *ch)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct carousel_skb_cb *cb = carousel_cb(skb);
+	u32 len = qdisc_pkt_len(skb);
+
+	cb->time_to_send = ch->depart;
+	cb->cl = cl;
+	cb->pending = 0;
+	cb->ends = 1;
+	cb->released = 0;
+	cb->flowless = 1;
+	skb->next = NULL;
+	if (q->due_head)
+		q->due_tail->next = skb;
+	else
+		q->due_head = skb;
+	q->due_tail = skb;
+	q->nr_due++;
+	q->skbs++;
+	carousel_charged(q, cl, skb, at, ch->depart, now, ch->lost);
+	sch->q.qlen++;
+	qdisc_qstats_backlog_inc(sch, skb);
+	cl->time_next = ch->next;
+	cl->tx_rem = ch->rem;
+	cl->qlen++;
+	carousel_class_activity(q, cl, false);
+	cl->backlog += len;
 }
 
 /*
@@ -1449,8 +1542,8 @@ static int carousel_enqueue_segs(struct sk_buff *skb, struct Qdisc *sch,
 	struct carousel_flow *fl;
 	u64 *refused;
 
-	refused = carousel_admit(sch, cl, key, prev_len, at, now, cn, &fl,
-				 &ch);
+	refused = carousel_admit(sch, cl, key, prev_len, at, now, cn, false,
+				 &fl, &ch);
 	if (unlikely(refused)) {
 		/* Counted in segments, as what is sent is (bstats). */
 		u32 more = max_t(u32, skb_shinfo(skb)->gso_segs, 1) - 1;
@@ -1543,9 +1636,13 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 					    to_free);
 	} else {
 		refused = carousel_admit(sch, cl, key, qdisc_pkt_len(skb), at,
-					 now, cn, &fl, &ch);
+					 now, cn, true, &fl, &ch);
 		if (unlikely(refused))
 			return carousel_drop(skb, sch, cl, refused, to_free);
+		if (!fl) {
+			carousel_enqueue_due(sch, skb, cl, at, now, &ch);
+			return NET_XMIT_SUCCESS;
+		}
 		ret = carousel_enqueue_one(skb, sch, cl, fl, at, now, &ch,
 					   to_free);
 		if (ret != NET_XMIT_DROP) {
@@ -1572,20 +1669,26 @@ carousel_unlink(struct Qdisc *sch, struct sk_buff *skb, bool sent)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
-	struct carousel_flow *fl = cb->fl;
-	struct carousel_class *cl = fl->cl;
+	struct carousel_flow *fl;
+	struct carousel_class *cl;
 	bool was_active;
 
 	sch->q.qlen--;
 	qdisc_qstats_backlog_dec(sch, skb);
-	fl->qlen--;
-	fl->skbs -= cb->ends;
 	q->skbs -= cb->ends;
-	fl->pending -= cb->pending;
-	fl->backlog -= qdisc_pkt_len(skb);
-	carousel_flow_put(q, fl);
-	if (!cl)
-		return;
+	if (cb->flowless) {
+		cl = cb->cl;
+	} else {
+		fl = cb->fl;
+		cl = fl->cl;
+		fl->qlen--;
+		fl->skbs -= cb->ends;
+		fl->pending -= cb->pending;
+		fl->backlog -= qdisc_pkt_len(skb);
+		carousel_flow_put(q, fl);
+		if (!cl)
+			return;
+	}
 
 	cl->backlog -= qdisc_pkt_len(skb);
 	if (sent) {
@@ -1766,11 +1869,15 @@ static bool carousel_charge_waiting(struct Qdisc *sch, struct sk_buff *skb,
 	 * idle.  The refill catches up within the catch-up cap, as after
 	 * any late charge.  The packet leaves no earlier than its own time.
 	 */
-	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb),
+	depart = carousel_departure(q, cl, fl->tail, qdisc_pkt_len(skb),
 				    min(at, cl->time_next), now, &next, &rem,
 				    &lost);
 	depart = max(depart, at);
 	cb->time_to_send = depart;
+	/* (an empty wheel's cursor may be old: the class's packet that has
+	 * just left, on the due list, had no need of the wheel)
+	 */
+	carousel_wheel_sync(q->wheel, now);
 	/* (a class whose one packet takes longer than a horizon) */
 	if (unlikely(depart > now + q->horizon ||
 		     !carousel_wheel_insert(q->wheel, skb, depart))) {
@@ -1911,8 +2018,8 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 		carousel_class_activity(q, cl, was_active);
 		return false;
 	}
-	depart = carousel_departure(q, cl, fl, qdisc_pkt_len(skb), at, now,
-				    &next, &rem, &lost);
+	depart = carousel_departure(q, cl, fl->tail, qdisc_pkt_len(skb), at,
+				    now, &next, &rem, &lost);
 	if (unlikely(depart > now + q->horizon)) {
 		carousel_wheel_pop(q->wheel, slot);
 		carousel_drop_dequeued(sch, skb, &q->stat_horizon_drops);
@@ -1945,6 +2052,22 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
 	return false;
 }
 
+/* Unlink the head of a level-0 slot of the wheel, or (NULL) of the due list. */
+static __always_inline void carousel_take(struct carousel_sched_data *q,
+					  struct carousel_slot *slot)
+{
+	struct sk_buff *skb;
+
+	if (slot) {
+		carousel_wheel_pop(q->wheel, slot);
+		return;
+	}
+	skb = q->due_head;
+	q->due_head = skb->next;
+	skb->next = NULL;
+	q->nr_due--;
+}
+
 /*
  * The release clock of a class bounds its catch-up: a due charged packet
  * leaves at once only if the class has released no more than its burst
@@ -1959,7 +2082,7 @@ static bool carousel_settle(struct Qdisc *sch, struct carousel_slot *slot,
  * After a rate change, until the packets charged at the old rate have
  * left, the clock runs at the higher of the two rates: they keep the
  * times they were given, as everywhere else.  Returns true if skb, the
- * head of slot, may leave now, with in *next the clock once it has (0:
+ * head of slot (NULL: of the due list), may leave now, with in *next the clock once it has (0:
  * no change).  An old reading in *nowp (!*fresh) is read afresh
  * (carousel_clock()) before skb is held, and unless skb is alone in its
  * class.
@@ -1970,7 +2093,7 @@ carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
-	struct carousel_class *cl = cb->fl->cl;
+	struct carousel_class *cl = carousel_skb_class(skb);
 	u64 back = carousel_credit(cl) + CAROUSEL_CATCHUP_NS;
 	u64 start, tx, now;
 
@@ -1994,9 +2117,11 @@ carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 	} while (carousel_refresh(q, nowp, fresh));
 	/* Behind the packets held (the clock is past them), never earlier. */
 	start = max(start, carousel_skb_time(skb));
-	carousel_wheel_pop(q->wheel, slot);
+	carousel_take(q, slot);
 	/* (the wheel reads the time it was given from the cb, as it moves it) */
 	cb->time_to_send = start;
+	/* (from the due list, into a wheel that may be empty since long ago) */
+	carousel_wheel_sync(q->wheel, now);
 	if (unlikely(!carousel_wheel_insert(q->wheel, skb, start))) {
 		u32 waiting = cl->waiting, no_budget = 0;
 
@@ -2056,7 +2181,28 @@ static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 	for (;;) {
 		slot = carousel_wheel_first(w, div_u64(now, w->gran), &wake,
 					    &budget);
-		if (!slot) {
+		/* The due list's head, due, unless the wheel's is earlier. */
+		skb = q->due_head;
+		if (skb && slot &&
+		    carousel_skb_time(slot->head) < carousel_skb_time(skb))
+			skb = NULL;
+		if (skb) {
+			slot = NULL;
+		} else if (slot) {
+			skb = slot->head;
+			if (carousel_skb_time(skb) > now) {
+				if (carousel_refresh(q, &now, &fresh))
+					continue;
+				wake = carousel_skb_time(skb);
+				break;
+			}
+			if (carousel_cb(skb)->pending) {
+				if (carousel_refresh(q, &now, &fresh))
+					continue;
+				if (!carousel_settle(sch, slot, skb, now))
+					goto charged;
+			}
+		} else {
 			if (!w->count) {	/* settle dropped the last */
 				q->timer_expiry = 0;
 				return NULL;
@@ -2070,20 +2216,7 @@ static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 			wake *= w->gran;
 			break;
 		}
-		skb = slot->head;
-		if (carousel_skb_time(skb) > now) {
-			if (carousel_refresh(q, &now, &fresh))
-				continue;
-			wake = carousel_skb_time(skb);
-			break;
-		}
-		if (carousel_cb(skb)->pending) {
-			if (carousel_refresh(q, &now, &fresh))
-				continue;
-			if (!carousel_settle(sch, slot, skb, now))
-				goto charged;
-		}
-		cl = carousel_cb(skb)->fl->cl;
+		cl = carousel_skb_class(skb);
 		if (cl && !carousel_release(sch, slot, skb, &now, &fresh,
 					    &release))
 			goto charged;
@@ -2097,14 +2230,14 @@ static noinline struct sk_buff *carousel_dequeue_wheel(struct Qdisc *sch)
 			cl->release = release;
 		/* (cl stays: its waiting packets are queued) */
 		refill = cl && cl->waiting;
-		carousel_wheel_pop(w, slot);
+		carousel_take(q, slot);
 		carousel_unlink(sch, skb, true);
 		if (refill) {
 			carousel_refresh(q, &now, &fresh);
 			carousel_refill(sch, cl, now, &budget);
 		}
 		qdisc_bstats_update(sch, skb);
-		if (!w->count)
+		if (!carousel_placed(q))
 			q->timer_expiry = 0;
 		return skb;
 charged:
@@ -2132,7 +2265,7 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	 * comes first, before the frame of the real work is built and the
 	 * clock is read; an empty wheel has no timer armed.
 	 */
-	if (!q->wheel->count)
+	if (!q->wheel->count && !q->due_head)
 		return NULL;
 	return carousel_dequeue_wheel(sch);
 }
@@ -2150,38 +2283,52 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 static void carousel_give_back(struct sk_buff *skb)
 {
 	struct carousel_skb_cb *cb = carousel_cb(skb);
-	struct carousel_flow *fl = cb->fl;
-	struct carousel_class *cl = fl->cl;
+	struct carousel_class *cl = carousel_skb_class(skb);
 
 	if (!cl || cb->pending)
 		return;
 	cl->time_next -= min(cl->time_next,
 			     div64_u64((u64)qdisc_pkt_len(skb) * NSEC_PER_SEC,
 				       cl->rate));
-	fl->tail = min(fl->tail, cb->time_to_send);
+	if (!cb->flowless)
+		cb->fl->tail = min(cb->fl->tail, cb->time_to_send);
 }
 
 /*
- * Move every packet into wheel w (a new one, or the current one restarted)
- * in time order, which keeps the order of every flow, with the cursor at
- * now.  The packets past the first `keep' to leave (counted as handed
- * over, as limit counts them), and any the new wheel cannot hold, are
- * dropped and counted (carousel_give_back()).  Departure times do not
- * change, so an armed watchdog stays right.
+ * Move every packet, of the wheel and of the due list, into wheel w (a
+ * new one, or the current one restarted) in time order, which keeps the
+ * order of every flow, with the cursor at now.  The packets past the
+ * first `keep' to leave (counted as handed over, as limit counts them),
+ * and any the new wheel cannot hold, are dropped and counted
+ * (carousel_give_back()).  Departure times do not change, so an armed
+ * watchdog stays right.
  */
 static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
 			     u32 levels, u32 gran, u32 keep)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_wheel *old = q->wheel;
-	struct sk_buff *list = NULL, **tail = &list, *skb;
+	struct sk_buff *list = NULL, **tail = &list, *skb, *due;
 	unsigned int bytes = 0, pkts = 0, n = 0;
 	u64 cascades = old->cascades;
 
-	while ((skb = carousel_wheel_pop_first(old))) {
-		*tail = skb;
-		tail = &skb->next;
+	/* (the due list is in time order: its times are enqueues' clocks) */
+	due = q->due_head;
+	q->due_head = NULL;
+	q->nr_due = 0;
+	skb = carousel_wheel_pop_first(old);
+	while (skb || due) {
+		if (due && (!skb ||
+			    carousel_skb_time(due) <= carousel_skb_time(skb))) {
+			*tail = due;
+			due = due->next;
+		} else {
+			*tail = skb;
+			skb = carousel_wheel_pop_first(old);
+		}
+		tail = &(*tail)->next;
 	}
+	*tail = NULL;
 	/* after the wheel's, so that a lowered limit drops them first */
 	carousel_unwait_all(sch, &tail);
 	carousel_wheel_init(w, levels, gran, ktime_get_ns());
@@ -2207,7 +2354,7 @@ static void carousel_rebuild(struct Qdisc *sch, struct carousel_wheel *w,
 		qdisc_qstats_drop(sch);
 		rtnl_kfree_skbs(skb, skb);
 	}
-	if (!w->count)
+	if (!carousel_placed(q))
 		q->timer_expiry = 0;
 	if (pkts)
 		qdisc_tree_reduce_backlog(sch, pkts, bytes);
@@ -2223,6 +2370,13 @@ static void carousel_reset(struct Qdisc *sch)
 	if (!q->wheel)
 		return;
 	carousel_unwait_all(sch, NULL);
+	while (q->due_head) {
+		skb = q->due_head;
+		carousel_take(q, NULL);
+		carousel_unlink(sch, skb, false);
+		qdisc_qstats_drop(sch);
+		rtnl_kfree_skbs(skb, skb);
+	}
 	while ((skb = carousel_wheel_pop_first(q->wheel))) {
 		carousel_unlink(sch, skb, false);
 		qdisc_qstats_drop(sch);
@@ -2498,7 +2652,7 @@ static int carousel_change(struct Qdisc *sch, struct nlattr *opt,
 		}
 		carousel_for_each_class(q, minor, cl)
 			carousel_rerate(sch, cl, now);
-		if (q->wheel && q->wheel->count)
+		if (q->wheel && carousel_placed(q))
 			carousel_arm(q, now);
 	}
 	WRITE_ONCE(q->horizon, p.horizon);
@@ -2747,7 +2901,7 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 
 	sch_tree_lock(sch);
 	w = q->wheel;
-	st.wheel_packets	= w->count;
+	st.wheel_packets	= carousel_placed(q);
 	st.waiting_packets	= q->nr_waiting;
 	st.horizon_drops	= q->stat_horizon_drops;
 	st.horizon_caps		= q->stat_horizon_caps;
@@ -2782,6 +2936,8 @@ static int carousel_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	next = s ? carousel_skb_time(s->head) :
 	       wake == CAROUSEL_WHEEL_BUSY ? now :
 	       wake == ~0ULL ? ~0ULL : wake * w->gran;
+	if (q->due_head)
+		next = min(next, carousel_skb_time(q->due_head));
 	st.cascades = w->cascades;
 	if (next != ~0ULL && q->rate)
 		next = max(next, q->ceil_next);
