@@ -154,6 +154,8 @@ if [ -z "$REPORT_ONLY" ]; then
 	export CAROUSEL_VM_APPEND="$append ${CAROUSEL_VM_APPEND:-}"
 	export CAROUSEL_VM_MEM=${CAROUSEL_VM_MEM:-3G}
 	export CAROUSEL_VM_TIMEOUT=${CAROUSEL_VM_TIMEOUT:-$((total_tmo + 1200))}
+	# (a debug kernel boots slower: half an hour before its boot hangs)
+	export CAROUSEL_VM_BOOT_TIMEOUT=${CAROUSEL_VM_BOOT_TIMEOUT:-1800}
 	export CAROUSEL_VM_KERNEL=$KIMG
 
 	# QEMU's "Oops: int3" race (vmresult.sh): the one retry, on 1 vCPU.

@@ -46,9 +46,12 @@ source scripts/lib/summary.sh
 source scripts/lib/vmresult.sh
 
 RES=${CAROUSEL_RESULTS:-$(bash scripts/lib/vm.sh --results-base)/check-$(date +%Y%m%d-%H%M%S)-$$}
-# One VM runs every selftest of a kernel: about 20 minutes under TCG, so
-# vm.sh's default limit of 30 would leave too little headroom.
-export CAROUSEL_VM_TIMEOUT=${CAROUSEL_VM_TIMEOUT:-3600}
+# One VM runs every selftest of a kernel: about 20 minutes under TCG (a
+# slow CI host has taken 26), so vm.sh's default limit of 30 would leave
+# too little headroom; 40 still leaves CI's 90 room to report a guest
+# that hung (one CI run's 6.1 guest hung and its limit, then 60, took
+# the run to 88 minutes).
+export CAROUSEL_VM_TIMEOUT=${CAROUSEL_VM_TIMEOUT:-2400}
 mkdir -p "$RES" || exit 1
 RES=$(cd "$RES" && pwd -P)
 mkdir -p "$REPO/build/results" && ln -sfn "$RES" "$REPO/build/results/latest" 2>/dev/null || true
@@ -255,6 +258,16 @@ for k in $KERNELS; do
 	[ "$VMR_RETRIED" = 0 ] || REPORT+=("   (booted twice: $(grep -m1 '^RETRY:' "$RES/$kver.out"))")
 	[ -e "$RES/$kver.tap" ] && while IFS= read -r l; do REPORT+=("$l"); done < <(vmr_tap_table "$RES/$kver.tap" "   ")
 	[ -z "$extra" ] || REPORT+=("   !! $extra" "   console: $RES/$kver.console.log")
+	if [ -z "$(cat "$RES/$kver.verdict" 2>/dev/null)" ]; then
+		# CI may keep only the end of our output: the kernel's complaint
+		# (a hung guest may have said only that a CPU or task stalled)
+		# and what the guest printed last go into the summary.
+		while IFS= read -r l; do
+			REPORT+=("   | $l")
+		done < <({ grep -m4 -E "Kernel panic|$VMR_BAD_RE|detected stall|blocked for more than" \
+				"$RES/$kver.console.log"
+			   grep -v '^\s*$' "$RES/$kver.out" | tail -n 8; } | cut -c1-160)
+	fi
 done
 
 # ---------------------------------------------------------------- bench smoke

@@ -9,9 +9,10 @@
 #   say LINE...      one line to stdout
 #   hr TITLE         a "==== TITLE ====" rule, which also starts a stage
 #   say_duration     "total duration: XmYs" since the source
-#   summary RES      the rule, REPORT, the time of each stage, the duration
-#                    and the closing line "N passed, N failed, N skipped";
-#                    true iff nothing failed
+#   summary RES      the rule, REPORT, what failed again (CI may keep only
+#                    the end of the output), the time of each stage, the
+#                    duration and the closing line "N passed, N failed,
+#                    N skipped"; true iff nothing failed
 
 T0=$(date +%s)
 PASS=0 FAIL=0 SKIP=0
@@ -47,10 +48,25 @@ say_duration() {
 }
 
 summary() {
-	local l
+	local l stage=
 
 	say "==== summary (results in $1) ===="
 	for l in "${REPORT[@]}"; do say "$l"; done
+	if [ "$FAIL" != 0 ]; then
+		# (each stage's FAIL line, each failed case and why: the
+		# report's lines that say so, with the stage they belong to)
+		say "==== what failed ===="
+		for l in "${REPORT[@]}"; do
+			case $l in
+			"== "*FAIL*) say "$l"; stage= ;;
+			"== "*) stage=$l ;;
+			*FAIL*|*"not ok"*|*"!! "*|*"   | "*)
+				[ -z "$stage" ] || say "$stage"
+				stage=
+				say "$l" ;;
+			esac
+		done | head -n 40
+	fi
 	say_stages
 	say_duration
 	say "$PASS passed, $FAIL failed, $SKIP skipped"

@@ -18,7 +18,9 @@
 #       branch), or whose oops lists the modules linked in and sch_carousel
 #       is not among them (the kernel died before the module was loaded:
 #       one CI run's guest took a double fault in udev's overlayfs lookup
-#       74 s into a boot under -icount, before its script had started), is
+#       74 s into a boot under -icount, before its script had started), or
+#       whose boot hung before its command started (vm.sh's boot watch,
+#       CAROUSEL_VM_BOOT_TIMEOUT: one CI run's 6.1 guest hung so), is
 #       booted once more, on CAROUSEL_VM_RETRY_CPUS vCPUs (default: as
 #       before), and the reason is printed as a "RETRY:" line; its console
 #       is kept as CONSOLE.1.  Any other death fails at once: an
@@ -49,6 +51,7 @@ vmr_why() {
 	local why
 
 	why=$(vmr_bad_lines "$1" 1)
+	[ -n "$why" ] || why=$(grep -m1 '^vm.sh: boot hung' "$1" 2>/dev/null)
 	[ -n "$why" ] ||
 		why=$(grep -o -m1 'terminating on signal [0-9]* from pid [0-9]*[^)]*)' "$1" 2>/dev/null)
 	printf '%s' "$why" | cut -c1-200
@@ -59,6 +62,8 @@ vmr_why() {
 vmr_not_ours() {
 	if grep -q 'Oops: int3' "$1" 2>/dev/null; then
 		echo "QEMU's \"Oops: int3\" race"
+	elif grep -q '^vm.sh: boot hung' "$1" 2>/dev/null; then
+		echo "a boot that hung before the guest started our command"
 	elif grep -q 'Modules linked in:' "$1" 2>/dev/null &&
 	     ! grep 'Modules linked in:' "$1" | grep -q sch_carousel; then
 		echo "a kernel death before sch_carousel was loaded ($(vmr_why "$1" | cut -c1-80))"
