@@ -846,15 +846,16 @@ static __always_inline u64
 carousel_tx_ns(const struct carousel_sched_data *q,
 	       const struct carousel_class *cl, u32 len, u16 *rem)
 {
-	u64 active = carousel_active_rate(q, cl);
-	u64 ns;
+	u64 active, ns;
 
 	if (rem)
 		ns = carousel_tx_rem(len, cl->rate, rem);
 	else
 		ns = div64_u64((u64)len * NSEC_PER_SEC, cl->rate);
 
-	if (q->rate && active > q->rate) {
+	/* (the sum of active rates is only read with a ceiling) */
+	active = q->rate ? carousel_active_rate(q, cl) : 0;
+	if (active > q->rate) {
 		/* ratio > active / rate, so ns * ratio bounds the product */
 		u64 ratio = div64_u64(active, q->rate) + 1;
 
@@ -1014,6 +1015,25 @@ carousel_departure(const struct carousel_sched_data *q,
 	if (start > credit && start - credit > at)
 		at = start - credit;
 	return max(at, tail);
+}
+
+/*
+ * The release clock of class cl (carousel_release()): the earliest a
+ * packet of it may be released at `now', and the clock once len bytes
+ * have been, from there.
+ */
+static __always_inline u64
+carousel_release_start(const struct carousel_class *cl, u64 now)
+{
+	u64 back = carousel_credit(cl) + CAROUSEL_CATCHUP_NS;
+
+	return max(cl->release, now > back ? now - back : 0);
+}
+
+static __always_inline u64
+carousel_release_next(const struct carousel_class *cl, u64 start, u32 len)
+{
+	return start + div64_u64((u64)len * NSEC_PER_SEC, cl->release_rate);
 }
 
 /*
@@ -1177,8 +1197,9 @@ static bool carousel_backlog_over_horizon(const struct carousel_sched_data *q,
  * qdisc's limit, whatever its packets' sizes.
  *
  * A packet not split (whole), due now, of a class with nothing queued is
- * charged here, before its flow is looked up: if its departure is now,
- * it needs no flow (*flp is NULL: carousel_enqueue_due()).
+ * charged here, before its flow is looked up: if its departure is now
+ * and its class's release clock lets it go now, it needs no flow (*flp
+ * is NULL: carousel_enqueue_due()).
  */
 static __always_inline u64 *
 carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
@@ -1200,11 +1221,16 @@ carousel_admit(struct Qdisc *sch, struct carousel_class *cl,
 		/*
 		 * As below for a new flow or a lingering one, whose last
 		 * departure is past: not busy, and no tail.  (A class's
-		 * clock a horizon ahead is a drop, as below.)
+		 * clock a horizon ahead is a drop, as below.)  Nor may its
+		 * release clock hold it (carousel_release_start() <= now,
+		 * nothing of its class being held: nothing is queued), so
+		 * that it never will: that clock moves on only as packets
+		 * of the class leave or are held, none of which can come
+		 * before this one, and a class change only lowers it.
 		 */
 		ch->depart = carousel_departure(q, cl, 0, len, at, now,
 						&ch->next, &ch->rem, &ch->lost);
-		if (ch->depart <= now) {
+		if (ch->depart <= now && cl->release <= now) {
 			*flp = NULL;
 			return NULL;
 		}
@@ -1449,7 +1475,8 @@ queued:
 /*
  * The due list: packets of idle classes, charged as they come and due at
  * once.  A packet of a class with nothing queued, due now (no EDT stamp
- * ahead), that its class's clock lets leave now (carousel_admit()), has
+ * ahead), that its class's clock and release clock let leave now
+ * (carousel_admit()), has
  * nothing to wait for and no packet of its flow or class to keep behind:
  * it goes on the due list, which dequeue serves in order of time with
  * the wheel's earliest slot (carousel_dequeue_wheel()), and it has no
@@ -1461,11 +1488,13 @@ queued:
  * its flow that comes while it is queued starts a flow object of its
  * own.  That packet cannot overtake it: no packet departs before it
  * came, and this one departs no later than it came.
- * The release clock and the ceiling apply to it as to any due packet; a
- * release clock that holds it puts it in the wheel.
+ * Its release clock (carousel_release()) would not hold it as it comes
+ * (or it takes the path of any other packet, into the wheel), nor can it
+ * later: the ceiling may keep it, the release clock never does, and
+ * moves on as it leaves.  Its delay is none: it departs as it comes.
  */
 static void carousel_enqueue_due(struct Qdisc *sch, struct sk_buff *skb,
-				 struct carousel_class *cl, u64 at, u64 now,
+				 struct carousel_class *cl, u64 now,
 				 const struct carousel_charge *ch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
@@ -1486,7 +1515,8 @@ static void carousel_enqueue_due(struct Qdisc *sch, struct sk_buff *skb,
 	q->due_tail = skb;
 	q->nr_due++;
 	q->skbs++;
-	carousel_charged(q, cl, skb, at, ch->depart, now, ch->lost);
+	/* (at = depart = now: no delay to mark, and no catch-up lost) */
+	carousel_delay_note(cl, now, 0);
 	sch->q.qlen++;
 	qdisc_qstats_backlog_inc(sch, skb);
 	cl->time_next = ch->next;
@@ -1640,7 +1670,7 @@ static int carousel_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 		if (unlikely(refused))
 			return carousel_drop(skb, sch, cl, refused, to_free);
 		if (!fl) {
-			carousel_enqueue_due(sch, skb, cl, at, now, &ch);
+			carousel_enqueue_due(sch, skb, cl, now, &ch);
 			return NET_XMIT_SUCCESS;
 		}
 		ret = carousel_enqueue_one(skb, sch, cl, fl, at, now, &ch,
@@ -2081,9 +2111,12 @@ static __always_inline void carousel_take(struct carousel_sched_data *q,
  * (the clock has passed its reserved time), so no flow is reordered.
  * After a rate change, until the packets charged at the old rate have
  * left, the clock runs at the higher of the two rates: they keep the
- * times they were given, as everywhere else.  Returns true if skb, the
- * head of slot (NULL: of the due list), may leave now, with in *next the clock once it has (0:
- * no change).  An old reading in *nowp (!*fresh) is read afresh
+ * times they were given, as everywhere else.  A flowless packet (of the
+ * due list, or in the wheel after a rebuild) is the first of its class to
+ * leave and was not held as it came (carousel_admit()): it is never
+ * held, and moves the clock on as it leaves.  Returns true if skb, the
+ * head of slot (NULL: of the due list), may leave now, with in *next
+ * the clock once it has (0: no change).  An old reading in *nowp (!*fresh) is read afresh
  * (carousel_clock()) before skb is held, and unless skb is alone in its
  * class.
  */
@@ -2094,14 +2127,11 @@ carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 	struct carousel_sched_data *q = qdisc_priv(sch);
 	struct carousel_skb_cb *cb = carousel_cb(skb);
 	struct carousel_class *cl = carousel_skb_class(skb);
-	u64 back = carousel_credit(cl) + CAROUSEL_CATCHUP_NS;
-	u64 start, tx, now;
+	u64 start, now;
 
 	*next = 0;
 	if (cb->released)
 		return true;
-	tx = div64_u64((u64)qdisc_pkt_len(skb) * NSEC_PER_SEC,
-		       cl->release_rate);
 	/* (an old reading only for a packet alone in its class, and no
 	 * longer than the class sends in the catch-up cap: carousel_clock())
 	 */
@@ -2109,9 +2139,10 @@ carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 		carousel_refresh(q, nowp, fresh);
 	do {
 		now = *nowp;
-		start = max(cl->release, now > back ? now - back : 0);
-		if (!cl->held && start <= now) {
-			*next = start + tx;
+		start = carousel_release_start(cl, now);
+		if (cb->flowless || (!cl->held && start <= now)) {
+			*next = carousel_release_next(cl, start,
+						      qdisc_pkt_len(skb));
 			return true;
 		}
 	} while (carousel_refresh(q, nowp, fresh));
@@ -2120,7 +2151,7 @@ carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 	carousel_take(q, slot);
 	/* (the wheel reads the time it was given from the cb, as it moves it) */
 	cb->time_to_send = start;
-	/* (from the due list, into a wheel that may be empty since long ago) */
+	/* (skb may have been the last in a wheel whose cursor is old) */
 	carousel_wheel_sync(q->wheel, now);
 	if (unlikely(!carousel_wheel_insert(q->wheel, skb, start))) {
 		u32 waiting = cl->waiting, no_budget = 0;
@@ -2130,7 +2161,7 @@ carousel_release(struct Qdisc *sch, struct carousel_slot *slot,
 			carousel_refill(sch, cl, now, &no_budget);
 		return false;
 	}
-	cl->release = start + tx;
+	cl->release = carousel_release_next(cl, start, qdisc_pkt_len(skb));
 	/* The class lost that time: what it charges next comes after. */
 	if (cl->time_next < cl->release)
 		cl->time_next = cl->release;
@@ -2255,9 +2286,37 @@ resched:
 	return NULL;
 }
 
+/*
+ * carousel_dequeue() of the light load: the due list's head, with no
+ * wheel to be earlier, no ceiling to ask, no watchdog's lateness to time
+ * and no packet of its class waiting for the turn it leaves (so it is
+ * alone in its class), leaves as carousel_dequeue_wheel() would let it,
+ * without that function's frame: its release clock moves on, on the
+ * last reading if the packet is no longer than the class sends in the
+ * catch-up cap (carousel_release(), carousel_clock()).
+ */
+static noinline struct sk_buff *carousel_dequeue_due(struct Qdisc *sch)
+{
+	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct sk_buff *skb = q->due_head;
+	struct carousel_class *cl = carousel_cb(skb)->cl;
+	u32 len = qdisc_pkt_len(skb);
+	u64 now = q->clock;
+
+	if (len > cl->catchup_bytes)
+		now = carousel_clock(q);
+	cl->release = carousel_release_next(cl, carousel_release_start(cl, now),
+					    len);
+	carousel_take(q, NULL);
+	carousel_unlink(sch, skb, true);
+	qdisc_bstats_update(sch, skb);
+	return skb;
+}
+
 static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 {
 	struct carousel_sched_data *q = qdisc_priv(sch);
+	struct sk_buff *skb;
 
 	/*
 	 * q.qlen may also count a packet peeked into gso_skb: ask the wheel.
@@ -2265,8 +2324,14 @@ static struct sk_buff *carousel_dequeue(struct Qdisc *sch)
 	 * comes first, before the frame of the real work is built and the
 	 * clock is read; an empty wheel has no timer armed.
 	 */
-	if (!q->wheel->count && !q->due_head)
-		return NULL;
+	if (!q->wheel->count) {
+		skb = q->due_head;
+		if (!skb)
+			return NULL;
+		if (!q->rate && !q->timer_expiry &&
+		    !carousel_cb(skb)->cl->waiting)
+			return carousel_dequeue_due(sch);
+	}
 	return carousel_dequeue_wheel(sch);
 }
 
