@@ -2116,9 +2116,9 @@ static __always_inline void carousel_take(struct carousel_sched_data *q,
  * leave and was not held as it came (carousel_admit()): it is never
  * held, and moves the clock on as it leaves.  Returns true if skb, the
  * head of slot (NULL: of the due list), may leave now, with in *next
- * the clock once it has (0: no change).  An old reading in *nowp (!*fresh) is read afresh
- * (carousel_clock()) before skb is held, and unless skb is alone in its
- * class.
+ * the clock once it has (0: no change).  An old reading in *nowp
+ * (!*fresh) is read afresh (carousel_clock()) before skb is held, and
+ * unless skb is alone in its class.
  */
 static __always_inline bool
 carousel_release(struct Qdisc *sch, struct carousel_slot *slot,

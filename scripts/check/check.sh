@@ -225,7 +225,7 @@ for k in $KERNELS; do
 		bash selftests/run.sh "${runarg[@]}"
 	vrc=$VMR_RC vm_s=$VMR_SECS
 
-	p=0 f=0 s=0
+	p=0 f=0 s=0 died=0
 	[ -e "$RES/$kver.tap" ] && read -r p f s < <(vmr_tap_count "$RES/$kver.tap")
 	verdict=$(cat "$RES/$kver.verdict" 2>/dev/null)
 	run_s=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$RES/$kver.counts" 2>/dev/null)
@@ -233,6 +233,7 @@ for k in $KERNELS; do
 	extra=
 	if [ -z "$verdict" ]; then
 		# No verdict: the VM died (panic on WARN/oops, timeout, vng error).
+		died=1
 		f=$((f + 1))
 		cur=$(cat "$RES/$kver.current" 2>/dev/null)
 		why=$(vmr_why "$RES/$kver.console.log")
@@ -258,7 +259,7 @@ for k in $KERNELS; do
 	[ "$VMR_RETRIED" = 0 ] || REPORT+=("   (booted twice: $(grep -m1 '^RETRY:' "$RES/$kver.out"))")
 	[ -e "$RES/$kver.tap" ] && while IFS= read -r l; do REPORT+=("$l"); done < <(vmr_tap_table "$RES/$kver.tap" "   ")
 	[ -z "$extra" ] || REPORT+=("   !! $extra" "   console: $RES/$kver.console.log")
-	if [ -z "$(cat "$RES/$kver.verdict" 2>/dev/null)" ]; then
+	if [ "$died" = 1 ]; then
 		# CI may keep only the end of our output: the kernel's complaint
 		# (a hung guest may have said only that a CPU or task stalled)
 		# and what the guest printed last go into the summary.
